@@ -1,0 +1,183 @@
+"""The message catalogue (messages.yaml) turned into Python objects.
+
+Everything the codec knows about a message comes from here; nothing about a
+message's layout is written anywhere else in Python.
+"""
+from __future__ import annotations
+
+import binascii
+import enum
+import json
+import struct
+from collections import namedtuple
+from dataclasses import dataclass
+from importlib import resources
+
+import yaml
+
+_TYPE_CODES = {"u8": "B", "u16": "H", "u32": "I", "u64": "Q", "i8": "b", "i16": "h", "i32": "i"}
+_TYPE_RANGES = {
+    "u8": (0, 0xFF), "u16": (0, 0xFFFF), "u32": (0, 0xFFFFFFFF), "u64": (0, 0xFFFFFFFFFFFFFFFF),
+    "i8": (-0x80, 0x7F), "i16": (-0x8000, 0x7FFF), "i32": (-0x80000000, 0x7FFFFFFF),
+}
+
+NONE_U8 = 0xFF
+NONE_U16 = 0xFFFF
+NONE_U32 = 0xFFFFFFFF
+NONE_I32 = 0x7FFFFFFF
+
+
+@dataclass(frozen=True)
+class FieldDef:
+    name: str
+    type: str
+    count: int = 1
+    enum: str | None = None
+
+    @property
+    def size(self) -> int:
+        return struct.calcsize("<" + _TYPE_CODES[self.type]) * self.count
+
+    @property
+    def range(self) -> tuple[int, int]:
+        return _TYPE_RANGES[self.type]
+
+
+@dataclass(frozen=True)
+class Param:
+    name: str
+    id: int
+    units: tuple[str, ...]
+    min: int
+    max: int
+    default: int
+    unit: str
+    doc: str
+
+
+class MessageDef:
+    """One catalogue entry plus its compiled struct and Python class."""
+
+    def __init__(self, raw: dict):
+        self.name: str = raw["name"]
+        self.id: int = raw["id"]
+        self.kind: str = raw["class"]          # command | reply | event
+        self.reply: str | None = raw.get("reply")
+        self.units: tuple[str, ...] = tuple(raw.get("units", ()))
+        self.doc: str = raw.get("doc", "")
+        self.fields: tuple[FieldDef, ...] = tuple(
+            FieldDef(f["name"], f["type"], f.get("count", 1), f.get("enum")) for f in raw.get("fields", ())
+        )
+        fmt = "<" + "".join(f"{f.count}{_TYPE_CODES[f.type]}" if f.count > 1 else _TYPE_CODES[f.type]
+                            for f in self.fields)
+        self.struct = struct.Struct(fmt)
+        self.size = self.struct.size
+        self.has_arrays = any(f.count > 1 for f in self.fields)
+        self.cls = _make_class(self)
+
+    def __repr__(self) -> str:
+        return f"<MessageDef {self.name} 0x{self.id:02X}>"
+
+
+def _make_class(mdef: MessageDef):
+    names = [f.name for f in mdef.fields]
+    defaults = [tuple([0] * f.count) if f.count > 1 else 0 for f in mdef.fields]
+    base = namedtuple(mdef.name, names, defaults=defaults)
+
+    def to_dict(self) -> dict:
+        return {k: (list(v) if isinstance(v, tuple) else v) for k, v in zip(self._fields, self)}
+
+    cls = type(mdef.name, (base,), {
+        "__slots__": (),
+        "NAME": mdef.name,
+        "ID": mdef.id,
+        "KIND": mdef.kind,
+        "DEF": mdef,
+        "to_dict": to_dict,
+        "__doc__": mdef.doc or f"{mdef.name} message (0x{mdef.id:02X}).",
+    })
+    return cls
+
+
+def _load() -> dict:
+    text = resources.files(__package__).joinpath("messages.yaml").read_text(encoding="utf-8")
+    return yaml.safe_load(text)
+
+
+RAW = _load()
+PROTOCOL: dict = RAW["protocol"]
+MAJOR: int = PROTOCOL["major"]
+MINOR: int = PROTOCOL["minor"]
+VERSION_BYTE: int = (MAJOR << 4) | MINOR
+HEADER_SIZE: int = PROTOCOL["header_size"]
+CRC_SIZE: int = PROTOCOL["crc_size"]
+MAX_FRAME: int = PROTOCOL["max_frame"]
+MAX_PAYLOAD: int = PROTOCOL["max_payload"]
+MAX_ENCODED: int = PROTOCOL["max_encoded"]
+EVENT_BUFFER: int = PROTOCOL["event_buffer"]
+INJECT_QUEUE: int = PROTOCOL["inject_queue"]
+
+ENUM_VALUES: dict[str, dict[str, int]] = RAW["enums"]
+ENUMS: dict[str, type[enum.IntEnum]] = {
+    name: enum.IntEnum("".join(p.capitalize() for p in name.split("_")), values)
+    for name, values in ENUM_VALUES.items()
+}
+
+PARAMS: tuple[Param, ...] = tuple(
+    Param(p["name"], p["id"], tuple(p["units"]), p["min"], p["max"], p["default"], p["unit"], p["doc"])
+    for p in RAW["params"]
+)
+PARAMS_BY_NAME: dict[str, Param] = {p.name: p for p in PARAMS}
+PARAMS_BY_ID: dict[int, Param] = {p.id: p for p in PARAMS}
+
+MESSAGES: tuple[MessageDef, ...] = tuple(MessageDef(m) for m in RAW["messages"])
+BY_NAME: dict[str, MessageDef] = {m.name: m for m in MESSAGES}
+BY_ID: dict[int, MessageDef] = {m.id: m for m in MESSAGES}
+
+
+def params_for(unit: str) -> tuple[Param, ...]:
+    return tuple(p for p in PARAMS if unit in p.units)
+
+
+def enum_name(enum_name_: str, value: int) -> str:
+    """Symbolic name of value in an enum, or the number as text when it has none."""
+    if enum_name_ == "param":
+        p = PARAMS_BY_ID.get(value)
+        return p.name if p else str(value)
+    for k, v in ENUM_VALUES.get(enum_name_, {}).items():
+        if v == value:
+            return k
+    return str(value)
+
+
+def _canonical() -> bytes:
+    """The layout-relevant part of the catalogue, for the catalogue CRC in IDENTITY."""
+    doc = {
+        "protocol": [MAJOR, MINOR],
+        "enums": ENUM_VALUES,
+        "params": [[p.name, p.id, p.min, p.max, p.default] for p in PARAMS],
+        "messages": [[m.name, m.id, m.kind, [[f.name, f.type, f.count] for f in m.fields]] for m in MESSAGES],
+    }
+    return json.dumps(doc, sort_keys=True, separators=(",", ":")).encode()
+
+
+CATALOG_CRC: int = binascii.crc_hqx(_canonical(), 0xFFFF)
+
+
+def _check() -> None:
+    seen: set[int] = set()
+    for m in MESSAGES:
+        if m.id in seen:
+            raise ValueError(f"messages.yaml: duplicate id 0x{m.id:02X} ({m.name})")
+        seen.add(m.id)
+        if m.size > MAX_PAYLOAD:
+            raise ValueError(f"messages.yaml: {m.name} payload {m.size} > max_payload {MAX_PAYLOAD}")
+        if m.kind == "event" and (not m.fields or m.fields[0].name != "event_seq"):
+            raise ValueError(f"messages.yaml: event {m.name} must start with event_seq")
+        if m.kind == "reply" and m.fields[0].name != "cmd_seq":
+            raise ValueError(f"messages.yaml: reply {m.name} must start with cmd_seq")
+    if HEADER_SIZE + MAX_PAYLOAD + CRC_SIZE != MAX_FRAME:
+        raise ValueError("messages.yaml: header + max_payload + crc != max_frame")
+
+
+_check()

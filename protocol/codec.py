@@ -1,0 +1,244 @@
+"""Typed messages <-> bytes. Pure: no I/O, no threads, no clocks."""
+from __future__ import annotations
+
+import struct
+from typing import Any
+
+from . import catalogue as cat
+from .framing import CobsError, cobs_decode, cobs_encode, crc16
+from binascii import crc_hqx as _crc_hqx
+
+_HEADER = struct.Struct("<BBHI")
+_CRC = struct.Struct("<H")
+_HDR = cat.HEADER_SIZE
+_CRCN = cat.CRC_SIZE
+_MIN_FRAME = _HDR + _CRCN
+_MAX_FRAME = cat.MAX_FRAME
+_MAX_RUN = cat.MAX_ENCODED - 1          # encoded bytes before the delimiter
+_BY_ID = cat.BY_ID
+_cobs_decode = cobs_decode.__globals__["_cobs"].decode
+
+
+class FrameError(Exception):
+    """A frame that cannot be decoded. The only exception the decoders raise.
+
+    kind is one of: cobs, too_short, too_long, bad_crc, bad_version, unknown_type,
+    bad_length. seq and type_id are set when the header is trustworthy (CRC passed).
+    """
+
+    KINDS = ("cobs", "too_short", "too_long", "bad_crc", "bad_version", "unknown_type", "bad_length")
+
+    def __init__(self, kind: str, detail: str = "", seq: int | None = None, type_id: int | None = None,
+                 raw_len: int = 0):
+        super().__init__(f"{kind}: {detail}" if detail else kind)
+        self.kind = kind
+        self.detail = detail
+        self.seq = seq
+        self.type_id = type_id
+        self.raw_len = raw_len
+
+    #: NAK code a device answers with, when it answers at all
+    @property
+    def nak_code(self) -> int:
+        return {
+            "bad_crc": 1, "unknown_type": 2, "bad_length": 3, "bad_version": 8, "too_long": 10,
+        }.get(self.kind, 1)
+
+
+class Frame:
+    """A decoded frame: header fields plus the typed message.
+
+    host_us and dev_us are left for a receiver to fill in: the host time of the
+    read that completed the frame, and the unwrapped device time.
+    """
+
+    __slots__ = ("version", "seq", "time_us", "msg", "host_us", "dev_us", "raw")
+
+    def __init__(self, version: int, seq: int, time_us: int, msg: Any, raw: bytes = b""):
+        self.version = version
+        self.seq = seq
+        self.time_us = time_us
+        self.msg = msg
+        self.host_us: int | None = None
+        self.dev_us: int | None = None
+        self.raw = raw
+
+    @property
+    def name(self) -> str:
+        return self.msg.NAME
+
+    def __repr__(self) -> str:
+        return f"Frame(seq={self.seq}, t={self.time_us}, {self.msg!r})"
+
+    def __eq__(self, other: object) -> bool:
+        return (isinstance(other, Frame) and self.seq == other.seq and self.time_us == other.time_us
+                and self.msg == other.msg and self.version == other.version)
+
+
+def _flatten(msg: Any) -> tuple:
+    out: list = []
+    for v in msg:
+        if isinstance(v, (tuple, list)):
+            out.extend(v)
+        else:
+            out.append(v)
+    return tuple(out)
+
+
+def _regroup(mdef: cat.MessageDef, flat: tuple) -> tuple:
+    out: list = []
+    i = 0
+    for f in mdef.fields:
+        if f.count > 1:
+            out.append(tuple(flat[i:i + f.count]))
+            i += f.count
+        else:
+            out.append(flat[i])
+            i += 1
+    return tuple(out)
+
+
+def encode_payload(msg: Any) -> bytes:
+    mdef = msg.DEF
+    try:
+        return mdef.struct.pack(*(_flatten(msg) if mdef.has_arrays else msg))
+    except struct.error as exc:
+        raise ValueError(f"{mdef.name}: a field is out of range or mistyped: {exc} ({msg!r})") from None
+
+
+def encode_raw(msg: Any, seq: int, time_us: int, version: int = cat.VERSION_BYTE) -> bytes:
+    """header + payload + CRC, not yet COBS-encoded."""
+    body = _HEADER.pack(version, msg.ID, seq & 0xFFFF, time_us & 0xFFFFFFFF) + encode_payload(msg)
+    return body + _CRC.pack(crc16(body))
+
+
+def encode(msg: Any, seq: int, time_us: int, version: int = cat.VERSION_BYTE) -> bytes:
+    """The bytes to put on the wire for one frame, delimiter included."""
+    return cobs_encode(encode_raw(msg, seq, time_us, version)) + b"\x00"
+
+
+def decode_raw(raw: bytes) -> Frame:
+    """Decode header + payload + CRC (already COBS-decoded). Raises FrameError."""
+    n = len(raw)
+    if n < _MIN_FRAME:
+        raise FrameError("too_short", f"{n} bytes, the minimum is {_MIN_FRAME}", raw_len=n)
+    if n > _MAX_FRAME:
+        raise FrameError("too_long", f"{n} bytes, the maximum is {_MAX_FRAME}", raw_len=n)
+    body = raw[:-_CRCN]
+    want = raw[-2] | (raw[-1] << 8)
+    got = _crc_hqx(body, 0xFFFF)
+    if got != want:
+        raise FrameError("bad_crc", f"computed 0x{got:04X}, frame says 0x{want:04X}", raw_len=n)
+    version, type_id, seq, time_us = _HEADER.unpack_from(body)
+    if version >> 4 != cat.MAJOR:
+        raise FrameError("bad_version", f"protocol {version >> 4}.{version & 15}, expected {cat.MAJOR}.x",
+                         seq=seq, type_id=type_id, raw_len=n)
+    mdef = _BY_ID.get(type_id)
+    if mdef is None:
+        raise FrameError("unknown_type", f"type 0x{type_id:02X}", seq=seq, type_id=type_id, raw_len=n)
+    plen = n - _HDR - _CRCN
+    if plen != mdef.size:
+        # A newer minor version may append fields; older receivers ignore them.
+        if not (plen > mdef.size and (version & 15) > cat.MINOR):
+            raise FrameError("bad_length", f"{mdef.name} payload {plen} bytes, expected {mdef.size}",
+                             seq=seq, type_id=type_id, raw_len=n)
+    values = mdef.struct.unpack_from(body, _HDR)
+    if mdef.has_arrays:
+        values = _regroup(mdef, values)
+    return Frame(version, seq, time_us, mdef.cls._make(values), raw)
+
+
+def decode(encoded: bytes) -> Frame:
+    """Decode one wire frame (with or without its trailing delimiter). Raises FrameError."""
+    if encoded[-1:] == b"\x00":
+        encoded = encoded[:-1]
+    if len(encoded) > _MAX_RUN:
+        raise FrameError("too_long", f"{len(encoded)} encoded bytes, the maximum is {_MAX_RUN}",
+                         raw_len=len(encoded))
+    try:
+        raw = _cobs_decode(encoded)
+    except CobsError as exc:
+        raise FrameError("cobs", str(exc), raw_len=len(encoded)) from None
+    return decode_raw(raw)
+
+
+class DecoderStats:
+    __slots__ = ("frames", "bad_frames", "dropped_bytes", "bytes_in", "errors")
+
+    def __init__(self) -> None:
+        self.frames = 0
+        self.bad_frames = 0
+        self.dropped_bytes = 0
+        self.bytes_in = 0
+        self.errors: dict[str, int] = {k: 0 for k in FrameError.KINDS}
+
+    def as_dict(self) -> dict:
+        return {"frames": self.frames, "bad_frames": self.bad_frames, "dropped_bytes": self.dropped_bytes,
+                "bytes_in": self.bytes_in, "errors": dict(self.errors)}
+
+
+class StreamDecoder:
+    """Feed arbitrary chunks, get frames and errors back, in stream order.
+
+    Memory is bounded: at most one maximum-size frame is held between calls;
+    a run of bytes longer than that is discarded up to the next delimiter.
+    feed() never raises.
+    """
+
+    __slots__ = ("_buf", "_discarding", "stats")
+
+    def __init__(self) -> None:
+        self._buf = b""
+        self._discarding = False
+        self.stats = DecoderStats()
+
+    def feed(self, data: bytes) -> list:
+        """Return a list of Frame and FrameError objects completed by data."""
+        stats = self.stats
+        stats.bytes_in += len(data)
+        if self._buf:
+            data = self._buf + data
+        parts = data.split(b"\x00")
+        rest = parts.pop()
+        out: list = []
+        for part in parts:
+            if self._discarding:
+                self._discarding = False
+                stats.dropped_bytes += len(part) + 1
+                continue
+            if not part:
+                continue                      # empty frame: a leading or doubled delimiter
+            try:
+                frame = decode(part)
+            except FrameError as err:
+                stats.bad_frames += 1
+                stats.errors[err.kind] += 1
+                stats.dropped_bytes += len(part) + 1
+                out.append(err)
+                continue
+            stats.frames += 1
+            out.append(frame)
+        if len(rest) > _MAX_RUN:
+            if not self._discarding:
+                err = FrameError("too_long", f"more than {_MAX_RUN} bytes without a delimiter",
+                                 raw_len=len(rest))
+                stats.bad_frames += 1
+                stats.errors["too_long"] += 1
+                out.append(err)
+            self._discarding = True
+            stats.dropped_bytes += len(rest)
+            rest = b""
+        elif self._discarding:
+            stats.dropped_bytes += len(rest)
+            rest = b""
+        self._buf = rest
+        return out
+
+    @property
+    def pending(self) -> int:
+        """Bytes held waiting for a delimiter."""
+        return len(self._buf)
+
+    def reset(self) -> None:
+        self._buf = b""
+        self._discarding = False
