@@ -1,0 +1,526 @@
+"""The driver: one connected device, spoken to in protocol 1.0.
+
+There is no reader thread. Whoever waits (for a reply, for an event) reads the
+link itself, so a frame reaches the waiting code in the same thread that read
+it, with no hand-off between read and delivery. Frames carry the host time of
+the read that completed them (host_us) and their unwrapped device time (dev_us).
+"""
+from __future__ import annotations
+
+from collections import deque
+from typing import Callable, Iterable
+
+import protocol
+from protocol import Frame, FrameError, StreamDecoder, Unwrapper, catalogue as cat, devtime
+from protocol import msg as M
+
+from .clocksync import ClockEstimate, ClockSync, SyncSample
+from .errors import CommandTimeout, DeviceMismatch, DeviceReset, LinkError, Nak, WaitTimeout
+from .health import LinkHealth
+from .links import Link, open_link
+
+KIND_NAMES = {v: k for k, v in cat.ENUM_VALUES["unit_kind"].items()}
+ERROR_NAMES = {v: k for k, v in cat.ENUM_VALUES["error"].items()}
+ACTION = cat.ENUM_VALUES["action"]
+IDEMPOTENT = {"HELLO", "TIME_SYNC", "CONFIG_GET", "CONFIG_SET", "STATUS_GET", "EVENT_RESEND"}
+_U16 = 0x10000
+
+
+def input_id(kind: str, name: str | int) -> int:
+    """Input number for a unit kind's input name (e.g. showdown 'paddle_a' -> 0)."""
+    if isinstance(name, int):
+        return name
+    table = cat.ENUM_VALUES.get(f"{kind}_input", {})
+    if name not in table:
+        raise ValueError(f"{kind} has no input {name!r}; it has: {', '.join(table)}")
+    return table[name]
+
+
+class _Pending:
+    __slots__ = ("name", "reply", "on_reply")
+
+    def __init__(self, name: str, on_reply: Callable[[Frame], None] | None = None):
+        self.name = name
+        self.reply: Frame | None = None
+        self.on_reply = on_reply
+
+
+class Driver:
+    def __init__(self, link: Link, *, name: str | None = None, trace=None,
+                 command_timeout_us: int = 1_000_000, history: int = 20_000):
+        self.link = link
+        self.url = link.url
+        self.name = name or link.url
+        self.trace = trace
+        self.command_timeout_us = command_timeout_us
+        self.decoder = StreamDecoder()
+        self.unwrap = Unwrapper()
+        self.health = LinkHealth()
+        self.clock = ClockSync()
+        self.identity = None
+        self.kind: str | None = None
+        self.inbox: deque[Frame] = deque()
+        self.history: deque[Frame] = deque(maxlen=history)
+        self._tx_seq = 0
+        self._rx_seq: int | None = None
+        self._pending: dict[int, _Pending] = {}
+        self._next_ev: int | None = None
+        self._held: dict[int, Frame] = {}
+        self._recovery: dict | None = None
+        self._reset: DeviceReset | None = None
+        self.caps = 0
+        self.last_reply_dev_us = 0
+
+    # ---- opening ----
+
+    @classmethod
+    def open(cls, url: str, *, kind: str | None = None, trace_dir=None, sync: bool = True, **kw) -> "Driver":
+        """Open the URL, say HELLO, check the answer; close everything again on any failure."""
+        link = open_link(url)
+        trace = None
+        try:
+            if trace_dir is not None:
+                from .trace import TraceWriter
+                trace = TraceWriter(trace_dir, url.replace("://", "_").replace("/", "_"))
+            drv = cls(link, trace=trace, **kw)
+            drv.hello(expect_kind=kind)
+            if sync and drv.has_cap("time_sync"):
+                drv.sync_clock()
+            return drv
+        except BaseException:
+            link.close()
+            if trace is not None:
+                trace.close()
+            raise
+
+    def close(self) -> None:
+        try:
+            self.link.close()
+        finally:
+            if self.trace is not None:
+                self.trace.close()
+
+    def __enter__(self) -> "Driver":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def now_us(self) -> int:
+        return self.link.now_us()
+
+    def has_cap(self, name: str) -> bool:
+        return bool(self.caps >> cat.ENUM_VALUES["capability"][name] & 1)
+
+    # ---- the byte level ----
+
+    def _send(self, msg) -> int:
+        seq = self._tx_seq
+        self._tx_seq = (seq + 1) & 0xFFFF
+        data = protocol.encode(msg, seq, 0)
+        if self.trace is not None:
+            f = Frame(cat.VERSION_BYTE, seq, 0, msg)
+            f.host_us = self.link.now_us()
+            self.trace.frame("tx", f)
+        self.link.write(data)
+        self.health.frames_tx += 1
+        return seq
+
+    def _pump(self, deadline_us: int) -> bool:
+        """Read once, until deadline at most. False if nothing arrived by the deadline."""
+        timeout = deadline_us - self.link.now_us()
+        if timeout < 0:
+            timeout = 0
+        data, host_us = self.link.read(timeout)
+        if not data:
+            return False
+        self.health.bytes_rx += len(data)
+        stats = self.decoder.stats
+        dropped_before = stats.dropped_bytes
+        for item in self.decoder.feed(data):
+            if isinstance(item, FrameError):
+                self.health.bad_frames += 1
+                if item.kind == "bad_crc":
+                    self.health.crc_errors += 1
+                if self.trace is not None:
+                    self.trace.error(host_us, item)
+                continue
+            item.host_us = host_us
+            self._on_frame(item)
+        self.health.bytes_dropped += stats.dropped_bytes - dropped_before
+        return True
+
+    def _on_frame(self, frame: Frame) -> None:
+        self.health.frames_rx += 1
+        frame.dev_us = self.unwrap.unwrap(frame.time_us)
+        if self._rx_seq is not None:
+            gap = (frame.seq - self._rx_seq) & 0xFFFF
+            if gap and gap < 0x8000:
+                self.health.frames_missed += gap
+        self._rx_seq = (frame.seq + 1) & 0xFFFF
+        if self.trace is not None:
+            self.trace.frame("rx", frame)
+        kind = frame.msg.KIND
+        if kind == "event":
+            self._on_event(frame)
+        elif kind == "reply":
+            self._on_reply(frame)
+
+    def _on_reply(self, frame: Frame) -> None:
+        m = frame.msg
+        if m.cmd_seq == 0xFFFF:
+            self.health.naks_unattributed += 1
+            return
+        p = self._pending.get(m.cmd_seq)
+        if p is None or p.reply is not None:
+            self.health.duplicates += 1
+            return
+        p.reply = frame
+        if p.on_reply is not None:
+            del self._pending[m.cmd_seq]
+            p.on_reply(frame)
+
+    # ---- events: ordering, gaps, recovery ----
+
+    def _on_event(self, frame: Frame) -> None:
+        m = frame.msg
+        if m.NAME == "BOOT":
+            self._on_boot(frame)
+            return
+        if self._next_ev is None:
+            return                      # before the session started: not ours to judge
+        d = (m.event_seq - self._next_ev) & 0xFFFF
+        if d >= 0x8000 or m.event_seq in self._held:
+            self.health.duplicates += 1
+            return
+        if d == 0:
+            self._deliver(frame)
+            self._flush_held()
+            return
+        self._held[m.event_seq] = frame
+        if len(self._held) > cat.EVENT_BUFFER * 4:
+            self._give_up_gap("too many events held behind a gap")
+        elif self._recovery is None:
+            self._request_resend(self._next_ev, d)
+
+    def _deliver(self, frame: Frame) -> None:
+        seq = frame.msg.event_seq
+        r = self._recovery
+        if r is not None and seq in r["want"]:
+            r["want"].discard(seq)
+            self.health.events_recovered += 1
+        self._next_ev = (seq + 1) & 0xFFFF
+        self.inbox.append(frame)
+        self.history.append(frame)
+
+    def _flush_held(self) -> None:
+        held = self._held
+        while held:
+            f = held.pop(self._next_ev, None)
+            if f is None:
+                break
+            self._deliver(f)
+        r = self._recovery
+        if r is not None and ((self._next_ev - r["first"]) & 0xFFFF) >= r["count"]:
+            self._recovery = None
+        if held and self._recovery is None:
+            first = min(held, key=lambda s: (s - self._next_ev) & 0xFFFF)
+            self._request_resend(self._next_ev, (first - self._next_ev) & 0xFFFF)
+
+    def _request_resend(self, first: int, count: int) -> None:
+        self.health.gaps_detected += 1
+        count = min(count, 255)
+        want = {(first + i) & 0xFFFF for i in range(count)}
+        self._recovery = {"first": first, "count": count, "want": want, "tries": 1,
+                          "deadline": self.link.now_us() + self.command_timeout_us}
+        self._send_resend()
+
+    def _send_resend(self) -> None:
+        r = self._recovery
+        seq = self._send(M.EVENT_RESEND(first_seq=r["first"], count=r["count"]))
+        self._pending[seq] = _Pending("EVENT_RESEND", on_reply=self._on_resend_reply)
+
+    def _on_resend_reply(self, frame: Frame) -> None:
+        r = self._recovery
+        if r is None:
+            return
+        if frame.msg.NAME != "ACK":
+            self._give_up_gap("the device refused EVENT_RESEND")
+            return
+        missing = r["count"] - frame.msg.value
+        if missing > 0:
+            # The device keeps only its newest events; the oldest of the range are gone for good.
+            self._skip_lost(missing)
+
+    def _skip_lost(self, n: int) -> None:
+        self.health.events_lost += n
+        for _ in range(n):
+            if self._recovery is not None:
+                self._recovery["want"].discard(self._next_ev)
+            self._next_ev = (self._next_ev + 1) & 0xFFFF
+        self._flush_held()
+
+    def _give_up_gap(self, why: str) -> None:
+        if not self._held:
+            self._recovery = None
+            return
+        first = min(self._held, key=lambda s: (s - self._next_ev) & 0xFFFF)
+        n = (first - self._next_ev) & 0xFFFF
+        self._recovery = None
+        if self.trace is not None:
+            self.trace.note(self.link.now_us(), f"events {self._next_ev}..{first - 1} lost: {why}")
+        self._skip_lost(n)
+
+    def _check_recovery(self) -> None:
+        r = self._recovery
+        if r is None or self.link.now_us() < r["deadline"]:
+            return
+        if r["tries"] >= 3:
+            self._give_up_gap("no answer to EVENT_RESEND")
+            return
+        r["tries"] += 1
+        self.health.retries += 1
+        r["deadline"] = self.link.now_us() + self.command_timeout_us
+        self._send_resend()
+
+    def _on_boot(self, frame: Frame) -> None:
+        boot_id = frame.msg.boot_id
+        old = self.identity.boot_id if self.identity is not None else None
+        if old is not None and boot_id != old and self._reset is None:
+            self.health.resets += 1
+            self._reset = DeviceReset(f"{self.url}: the device rebooted (boot id {old:#010x} -> {boot_id:#010x}); "
+                                      f"results after this point are void", old, boot_id)
+            self._next_ev = None
+            self._held.clear()
+            self._recovery = None
+
+    def _raise_if_reset(self) -> None:
+        if self._reset is not None:
+            raise self._reset
+
+    @property
+    def reset_detected(self) -> DeviceReset | None:
+        return self._reset
+
+    # ---- commands ----
+
+    def command(self, msg, timeout_us: int | None = None, retries: int | None = None) -> Frame:
+        """Send a command and return its one reply. Raises Nak, CommandTimeout, DeviceReset."""
+        timeout = self.command_timeout_us if timeout_us is None else timeout_us
+        tries = (2 if msg.NAME in IDEMPOTENT else 0) if retries is None else retries
+        while True:
+            seq = self._send(msg)
+            p = self._pending[seq] = _Pending(msg.NAME)
+            deadline = self.link.now_us() + timeout
+            while p.reply is None:
+                if self._reset is not None and msg.NAME not in ("HELLO", "STATUS_GET"):
+                    self._pending.pop(seq, None)
+                    raise self._reset
+                self._check_recovery()
+                if not self._pump(deadline) and self.link.now_us() >= deadline:
+                    break
+            self._pending.pop(seq, None)
+            if p.reply is not None:
+                break
+            if tries <= 0:
+                raise CommandTimeout(f"{self.url}: no reply to {msg.NAME} (seq {seq}) within {timeout} us")
+            tries -= 1
+            self.health.retries += 1
+        reply = p.reply
+        self.last_reply_dev_us = reply.dev_us
+        if reply.msg.NAME == "NAK":
+            raise Nak(msg.NAME, ERROR_NAMES.get(reply.msg.error, str(reply.msg.error)), reply.msg.detail)
+        return reply
+
+    def hello(self, expect_kind: str | None = None):
+        reply = self.command(M.HELLO(host_major=cat.MAJOR, host_minor=cat.MINOR), retries=3)
+        ident = reply.msg
+        if ident.NAME != "IDENTITY":
+            raise DeviceMismatch(f"{self.url}: answered HELLO with {ident.NAME}, not IDENTITY")
+        if ident.proto_major != cat.MAJOR:
+            raise DeviceMismatch(f"{self.url}: the device speaks protocol {ident.proto_major}.{ident.proto_minor}, "
+                                 f"this harness {cat.MAJOR}.{cat.MINOR}: update the firmware or the harness")
+        if ident.proto_minor == cat.MINOR and ident.catalog_crc != cat.CATALOG_CRC:
+            raise DeviceMismatch(f"{self.url}: the device's protocol {cat.MAJOR}.{cat.MINOR} catalogue differs from "
+                                 f"this harness's (CRC {ident.catalog_crc:#06x} vs {cat.CATALOG_CRC:#06x})")
+        kind = KIND_NAMES.get(ident.kind, f"unknown({ident.kind})")
+        if expect_kind is not None and kind != expect_kind:
+            raise DeviceMismatch(f"{self.url}: this is a {kind} unit, not a {expect_kind} (serial {ident.serial})")
+        if self.identity is not None and ident.boot_id != self.identity.boot_id and self._reset is None:
+            self.health.resets += 1
+        self.identity = ident
+        self.kind = kind
+        self.caps = ident.caps
+        self._reset = None
+        self.clock.reset()
+        status = self.status()
+        self._next_ev = status.next_event_seq
+        self._held.clear()
+        self._recovery = None
+        self.inbox.clear()
+        return ident
+
+    def reconnect(self, expect_kind: str | None = None):
+        """Say HELLO again (reopening the link if it closed) after a reset or a disconnect."""
+        if getattr(self.link, "closed", False):
+            self.link = open_link(self.url)
+            self.decoder = StreamDecoder()
+            self._rx_seq = None
+        self.unwrap.reset()
+        self._pending.clear()
+        return self.hello(expect_kind=expect_kind or self.kind)
+
+    def status(self):
+        return self.command(M.STATUS_GET()).msg
+
+    def config_get(self, name: str) -> int:
+        p = _param(name)
+        return self.command(M.CONFIG_GET(param=p.id)).msg.value
+
+    def config_set(self, name: str, value: int) -> int:
+        p = _param(name)
+        return self.command(M.CONFIG_SET(param=p.id, value=int(value))).msg.value
+
+    def configure(self, values: dict) -> None:
+        for k, v in values.items():
+            self.config_set(k, v)
+
+    def reset(self, mode: str = "new_game") -> None:
+        self.command(M.RESET(mode=cat.ENUM_VALUES["reset_mode"][mode]))
+
+    def input(self, name: str | int, action: str = "press", value: int = 0) -> Frame:
+        """Apply an input now (host-timed). Returns the ACK frame; its host_us is when it was confirmed."""
+        return self.command(M.INPUT(input=input_id(self.kind, name), action=ACTION[action], value=value))
+
+    def inject(self, at_dev_us: int, name: str | int, action: str = "press", value: int = 0) -> int:
+        """Schedule an input at an exact device time (test mode). Returns the stimulus id."""
+        return self.command(M.INJECT(at_us=devtime.wrap(at_dev_us), input=input_id(self.kind, name),
+                                     action=ACTION[action], value=value)).msg.value
+
+    def cancel_injections(self) -> int:
+        return self.command(M.INJECT_CANCEL()).msg.value
+
+    # ---- time ----
+
+    def sync_clock(self, exchanges: int = 8) -> ClockEstimate:
+        for _ in range(exchanges):
+            t1 = self.link.now_us()
+            reply = self.command(M.TIME_SYNC(t1_host_us=t1))
+            m = reply.msg
+            if m.t1_host_us != t1:
+                continue
+            t3 = reply.dev_us
+            t2 = t3 - devtime.diff(m.t3_us, m.t2_us)
+            self.clock.add(SyncSample(t1, t2, t3, reply.host_us))
+        return self.clock.estimate
+
+    def dev_to_host(self, dev_us: int) -> float:
+        if self.clock.estimate is None:
+            self.sync_clock()
+        return self.clock.estimate.to_host(dev_us)
+
+    def device_now(self) -> int:
+        """Best estimate of the device's unwrapped time now."""
+        if self.clock.estimate is None:
+            self.sync_clock()
+        return int(self.clock.estimate.to_device(self.link.now_us()))
+
+    # ---- waiting ----
+
+    def next_event(self, timeout_us: int, what: str = "an event") -> Frame:
+        return self.wait_for(lambda f: True, timeout_us, what)
+
+    def wait_for(self, predicate: Callable[[Frame], bool], timeout_us: int, what: str,
+                 collect: list | None = None) -> Frame:
+        """Consume events in order until one satisfies predicate.
+
+        Events consumed on the way are appended to collect (when given); all stay
+        in history. On timeout the device is asked for its event count once, so a
+        lost trailing event (a verdict, say) is recovered rather than missed.
+        """
+        deadline = self.link.now_us() + timeout_us
+        probed = False
+        while True:
+            inbox = self.inbox
+            while inbox:
+                f = inbox.popleft()
+                if collect is not None:
+                    collect.append(f)
+                if predicate(f):
+                    return f
+            self._raise_if_reset()
+            self._check_recovery()
+            if self._pump(deadline) or self.link.now_us() < deadline:
+                continue
+            if self._recovery is not None:
+                deadline = self.link.now_us() + self.command_timeout_us
+                continue
+            if not probed and self._probe_trailing_gap():
+                probed = True
+                deadline = self.link.now_us() + self.command_timeout_us
+                continue
+            raise WaitTimeout(f"{self.url}: no {what} within {timeout_us} us")
+
+    def _probe_trailing_gap(self) -> bool:
+        """True if the device has sent events we never saw (and recovery has started)."""
+        try:
+            st = self.status()
+        except LinkError:
+            return False
+        if self._next_ev is None:
+            return False
+        missing = (st.next_event_seq - self._next_ev) & 0xFFFF
+        if missing == 0 or missing >= 0x8000:
+            return False
+        if self._recovery is None:
+            self._request_resend(self._next_ev, missing)
+        return True
+
+    def wait_until(self, dev_us: int, collect: list | None = None, margin_us: int | None = None) -> None:
+        """Return once every event up to device time dev_us has been received (into collect).
+
+        On a virtual link that is exact: the clock stops at dev_us and all output
+        due then is read. On a real link the wait lasts until the mapped host time
+        plus a margin for the link's transit time.
+        """
+        est = self.clock.estimate
+        if est is None:
+            est = self.sync_clock()
+        if self.link.virtual:
+            target = round(est.to_host(dev_us))
+            while self.link.now_us() < target:
+                self._raise_if_reset()
+                self._pump(target)
+            while self._pump(self.link.now_us()):
+                pass
+        else:
+            if margin_us is None:
+                margin_us = 2000 + int(2 * est.uncertainty_us) + est.best_rtt_us
+            target = est.to_host(dev_us) + margin_us
+            while self.link.now_us() < target:
+                self._raise_if_reset()
+                self._check_recovery()
+                self._pump(int(target))
+        self._raise_if_reset()
+        if collect is not None:
+            collect.extend(self.inbox)
+        self.inbox.clear()
+
+    def drain(self, quiet_us: int = 0) -> list[Frame]:
+        """Everything that arrives until the link is quiet for quiet_us; the inbox is emptied."""
+        while self._pump(self.link.now_us() + quiet_us):
+            pass
+        out = list(self.inbox)
+        self.inbox.clear()
+        return out
+
+
+def _param(name: str):
+    p = cat.PARAMS_BY_NAME.get(name)
+    if p is None:
+        raise ValueError(f"no configuration parameter {name!r}; known: {', '.join(cat.PARAMS_BY_NAME)}")
+    return p
+
+
+def expect_events(frames: Iterable[Frame]) -> list[str]:
+    return [f.msg.NAME for f in frames]

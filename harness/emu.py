@@ -1,0 +1,47 @@
+"""emu://KIND?seed=N&clock=virtual|real: an in-process emulator behind the link interface.
+
+The harness reaches the emulator only through this registry entry, and imports it
+only when such a URL is opened.
+"""
+from __future__ import annotations
+
+from urllib.parse import urlsplit
+
+from .errors import DeviceURLError
+from .links import FdLink, query_options, register_scheme
+
+KINDS = ("showdown", "flash", "launcher")
+DEFAULT_URL = "emu://showdown?clock=virtual"
+
+_OPTIONS = {
+    "seed": int, "clock": str, "serial": int, "card_capacity": int, "players": int,
+    "boot_time_us": int, "drift_ppm": float, "host_offset_us": int, "faults": str,
+}
+
+
+def open_emu(url: str):
+    parts = urlsplit(url)
+    kind = (parts.netloc or parts.path.lstrip("/")).lower()
+    if kind not in KINDS:
+        raise DeviceURLError(f"{url}: unknown emulated unit {kind!r}; use one of {', '.join(KINDS)} "
+                             f"(e.g. emu://showdown?seed=7)")
+    opts = query_options(url, _OPTIONS)
+    clock = opts.pop("clock", "virtual")
+    if clock not in ("virtual", "real"):
+        raise DeviceURLError(f"{url}: clock must be 'virtual' or 'real', not {clock!r}")
+    from emulator import inprocess
+    try:
+        if clock == "virtual":
+            link = inprocess.VirtualLink(kind, **opts)
+            link.url = url
+            return link
+        for key in ("host_offset_us", "drift_ppm"):
+            if key in opts:
+                raise DeviceURLError(f"{url}: option {key!r} exists only with clock=virtual")
+        sock, stop = inprocess.start_real(kind, **opts)
+    except (TypeError, ValueError) as exc:
+        raise DeviceURLError(f"{url}: {exc}") from None
+    return FdLink(url, sock=sock, on_close=stop)
+
+
+register_scheme("emu", open_emu)

@@ -1,0 +1,229 @@
+"""Links: one byte stream to one device, named by a URL.
+
+A link reads by blocking in the OS (select on a file descriptor, or pyserial's
+own blocking read for transports that have no descriptor) and stamps each chunk
+with host time in microseconds at the moment the read returns.
+
+Schemes are looked up in a registry, so a package can add its own (as pyserial's
+protocol_handler_packages does):
+  emu://KIND?seed=..&clock=virtual|real   an in-process emulator (the emulator package)
+  anything pyserial's serial_for_url opens: /dev/ttyACM0, COM3, socket://h:p, rfc2217://h:p, loop://
+"""
+from __future__ import annotations
+
+import errno
+import os
+import select
+import socket
+import time
+from typing import Callable, Protocol
+from urllib.parse import parse_qsl, urlsplit
+
+from .errors import DeviceURLError, LinkClosed, LinkError
+
+READ_SIZE = 4096
+
+
+def host_now_us() -> int:
+    return time.monotonic_ns() // 1000
+
+
+class Link(Protocol):
+    url: str
+    virtual: bool
+
+    def read(self, timeout_us: int) -> tuple[bytes, int]:
+        """Bytes that arrived (b"" on timeout) and the host time the read returned."""
+
+    def write(self, data: bytes) -> None: ...
+
+    def now_us(self) -> int: ...
+
+    def close(self) -> None: ...
+
+
+class FdLink:
+    """A pty, serial device or socket read with select + os.read / recv."""
+
+    virtual = False
+
+    def __init__(self, url: str, fd: int | None = None, sock: socket.socket | None = None,
+                 owner: object = None, on_close: Callable[[], None] | None = None):
+        self.url = url
+        self._sock = sock
+        self._fd = sock.fileno() if sock is not None else fd
+        self._owner = owner          # keeps the pyserial object (and its lock) alive
+        self._on_close = on_close
+        self.closed = False
+
+    def now_us(self) -> int:
+        return time.monotonic_ns() // 1000
+
+    def read(self, timeout_us: int) -> tuple[bytes, int]:
+        if self.closed:
+            raise LinkClosed(f"{self.url}: link is closed")
+        try:
+            ready, _, _ = select.select((self._fd,), (), (), max(0, timeout_us) / 1e6)
+            if not ready:
+                return b"", time.monotonic_ns() // 1000
+            data = self._sock.recv(READ_SIZE) if self._sock is not None else os.read(self._fd, READ_SIZE)
+        except OSError as exc:
+            if exc.errno == errno.EIO:   # pty whose other side went away
+                raise LinkClosed(f"{self.url}: the device went away (EIO)") from None
+            raise LinkError(f"{self.url}: read failed: {exc}") from None
+        host_us = time.monotonic_ns() // 1000
+        if not data:
+            raise LinkClosed(f"{self.url}: the device closed the connection")
+        return data, host_us
+
+    def write(self, data: bytes) -> None:
+        if self.closed:
+            raise LinkClosed(f"{self.url}: link is closed")
+        try:
+            if self._sock is not None:
+                self._sock.sendall(data)
+                return
+            view = memoryview(data)
+            while view:
+                n = os.write(self._fd, view)
+                view = view[n:]
+        except OSError as exc:
+            raise LinkClosed(f"{self.url}: write failed: {exc}") from None
+
+    def close(self) -> None:
+        if self.closed:
+            return
+        self.closed = True
+        try:
+            if self._owner is not None:
+                self._owner.close()
+            elif self._sock is not None:
+                self._sock.close()
+        finally:
+            if self._on_close is not None:
+                self._on_close()
+
+
+class SerialLink:
+    """Any pyserial object without a usable descriptor (rfc2217://, loop://, ...)."""
+
+    virtual = False
+
+    def __init__(self, url: str, ser):
+        self.url = url
+        self._ser = ser
+        self.closed = False
+
+    def now_us(self) -> int:
+        return time.monotonic_ns() // 1000
+
+    def read(self, timeout_us: int) -> tuple[bytes, int]:
+        import serial
+        try:
+            self._ser.timeout = max(0, timeout_us) / 1e6
+            data = self._ser.read(1)
+            if data:
+                waiting = self._ser.in_waiting
+                if waiting:
+                    data += self._ser.read(waiting)
+        except (serial.SerialException, OSError) as exc:
+            raise LinkClosed(f"{self.url}: read failed: {exc}") from None
+        return data, time.monotonic_ns() // 1000
+
+    def write(self, data: bytes) -> None:
+        import serial
+        try:
+            self._ser.write(data)
+        except (serial.SerialException, OSError) as exc:
+            raise LinkClosed(f"{self.url}: write failed: {exc}") from None
+
+    def close(self) -> None:
+        if not self.closed:
+            self.closed = True
+            self._ser.close()
+
+
+# ---- the registry ----
+
+_OPENERS: dict[str, Callable[[str], Link]] = {}
+
+
+def register_scheme(scheme: str, opener: Callable[[str], Link]) -> None:
+    _OPENERS[scheme] = opener
+
+
+def schemes() -> list[str]:
+    return sorted(set(_OPENERS) | {"socket", "rfc2217", "loop", "serial port path"})
+
+
+def open_link(url: str) -> Link:
+    """Open the device URL, or raise DeviceURLError saying what is wrong and what to do."""
+    if not isinstance(url, str) or not url.strip():
+        raise DeviceURLError("empty device URL: give a serial port (/dev/ttyACM0), socket://HOST:PORT, "
+                             "rfc2217://HOST:PORT, usb://VID:PID or emu://showdown")
+    scheme = url.split("://", 1)[0].lower() if "://" in url else ""
+    opener = _OPENERS.get(scheme)
+    if opener is not None:
+        return opener(url)
+    return _open_pyserial(url)
+
+
+def query_options(url: str, allowed: dict[str, Callable[[str], object]]) -> dict:
+    """Parse ?k=v options of a URL; unknown keys and bad values are errors naming the URL."""
+    parts = urlsplit(url)
+    out: dict = {}
+    for key, value in parse_qsl(parts.query, keep_blank_values=True):
+        conv = allowed.get(key)
+        if conv is None:
+            raise DeviceURLError(f"{url}: unknown option {key!r}; allowed: {', '.join(sorted(allowed))}")
+        try:
+            out[key] = conv(value)
+        except (TypeError, ValueError):
+            raise DeviceURLError(f"{url}: bad value {value!r} for option {key!r}") from None
+    return out
+
+
+def _open_pyserial(url: str) -> Link:
+    import serial
+
+    scheme = url.split("://", 1)[0].lower() if "://" in url else ""
+    if scheme and scheme not in ("socket", "rfc2217", "loop", "spy", "hwgrep", "alt", "cp2110"):
+        raise DeviceURLError(f"{url}: unknown scheme {scheme!r}; use a serial port path, socket://, "
+                             f"rfc2217://, usb:// or emu://")
+    try:
+        ser = serial.serial_for_url(url, do_not_open=True, baudrate=115200)
+        if not scheme and hasattr(ser, "exclusive"):
+            ser.exclusive = True    # a second harness on the same port fails instead of stealing bytes
+        ser.open()
+    except serial.SerialException as exc:
+        raise DeviceURLError(_explain_open_error(url, exc)) from None
+    except (ValueError, OSError) as exc:
+        raise DeviceURLError(f"{url}: cannot open: {exc}") from None
+    fd_sock = getattr(ser, "_socket", None)
+    if scheme == "socket" and fd_sock is not None:
+        fd_sock.setblocking(True)
+        return FdLink(url, sock=fd_sock, owner=ser)
+    if not scheme and hasattr(ser, "fd") and ser.fd is not None:
+        return FdLink(url, fd=ser.fd, owner=ser)
+    return SerialLink(url, ser)
+
+
+def _explain_open_error(url: str, exc: Exception) -> str:
+    text = str(exc)
+    code = getattr(exc, "errno", None)
+    low = text.lower()
+    if code == errno.ENOENT or "no such file" in low or "could not open port" in low and "errno 2]" in low:
+        return f"{url}: no such port. Check the cable and the name (`unohil ports` lists what is attached)."
+    if code == errno.EACCES or "permission denied" in low or "errno 13]" in low:
+        return (f"{url}: permission denied. Add your user to the group owning the port "
+                f"(usually `dialout`) or fix the udev rule, then log in again.")
+    if code in (errno.EBUSY, errno.EAGAIN) or "exclusively lock" in low or "busy" in low:
+        return f"{url}: port in use by another program (close it, or find it with `fuser {url}`)."
+    if "connection refused" in low or "errno 111]" in low:
+        return f"{url}: connection refused: is the server (ser2net, `unohil emulate --tcp`) running on that port?"
+    if "option" in low and "control" in low or ("parameter change" in low and "control" in low):
+        return (f"{url}: the RFC 2217 server did not answer the 'control' option (a pty-backed ser2net port "
+                f"does not). Add `?ign_set_control` to the URL: {url}{'&' if '?' in url else '?'}ign_set_control")
+    if "timed out" in low or "timeout" in low:
+        return f"{url}: timed out opening the port: {text}"
+    return f"{url}: cannot open: {text}"

@@ -1,0 +1,459 @@
+"""Runs scenarios on a driver and judges them. Reporting lives in report.py.
+
+A race: reset the unit to a new game, apply the scenario's configuration, fix a
+start time on the device clock, then schedule each step at its device time
+(INJECT when the device has test mode; otherwise wait for that time and press
+with INPUT, measuring how far off the press landed). Event anchors ("green +
+180000") resolve to the latest such event at or before the previous step's
+time, or, if there is none in this race yet, to the first one after it.
+"""
+from __future__ import annotations
+
+import statistics
+import time
+from dataclasses import dataclass, field
+from typing import Callable
+
+from protocol import Frame, catalogue as cat, devtime
+
+from . import expr
+from .driver import ACTION, Driver
+from .errors import DeviceReset, HarnessError, LinkError, Nak
+from .health import LinkHealth
+from .scenario import EventPattern, Expectation, Matcher, Scenario, Step
+from .units import UNITS
+
+ERROR_NAMES = {v: k for k, v in cat.ENUM_VALUES["error"].items()}
+DISPOSITION_NAMES = {v: k for k, v in cat.ENUM_VALUES["disposition"].items()}
+SOURCE = cat.ENUM_VALUES["input_source"]
+VIRTUAL_LEAD_US = 1000
+REAL_LEAD_US = 30_000
+
+PASS, FAIL, LINK_ERROR, RESET = "pass", "fail", "link-error", "reset"
+_RANK = {PASS: 0, FAIL: 1, LINK_ERROR: 2, RESET: 3, "error": 4, "skipped": -1}
+
+
+@dataclass
+class RaceResult:
+    index: int
+    env: dict
+    status: str = PASS
+    failures: list[str] = field(default_factory=list)
+    verdicts: list[dict] = field(default_factory=list)
+    latency: dict = field(default_factory=dict)
+    timing_errors_us: list[int] = field(default_factory=list)
+    events: list[dict] = field(default_factory=list)
+    start_dev_us: int = 0
+    health: dict = field(default_factory=dict)
+    error: str = ""
+
+    def as_dict(self, with_events: bool = False) -> dict:
+        d = {"index": self.index, "env": {k: v for k, v in self.env.items() if k != "race"}, "status": self.status,
+             "failures": self.failures, "verdicts": self.verdicts, "latency": self.latency,
+             "timing_errors_us": self.timing_errors_us, "error": self.error}
+        if with_events or self.status != PASS:
+            d["events"] = self.events
+        return d
+
+
+@dataclass
+class ScenarioResult:
+    scenario: Scenario
+    device: str
+    races: list[RaceResult] = field(default_factory=list)
+    status: str = PASS
+    health: LinkHealth = field(default_factory=LinkHealth)
+    mode: str = "test-mode"
+    wall_s: float = 0.0
+    error: str = ""
+
+    def latency_summary(self) -> dict:
+        out = {}
+        for key in ("device_us", "inherent_us", "processing_us", "host_us", "host_processing_us"):
+            vals = sorted(r.latency[key] for r in self.races if r.latency.get(key) is not None)
+            if vals:
+                out[key] = {"p50": _pct(vals, 50), "p99": _pct(vals, 99), "min": vals[0], "max": vals[-1],
+                            "n": len(vals)}
+        errs = sorted(abs(e) for r in self.races for e in r.timing_errors_us)
+        if errs:
+            out["timing_error_us"] = {"p50": _pct(errs, 50), "p99": _pct(errs, 99), "max": errs[-1], "n": len(errs)}
+        return out
+
+    def as_dict(self) -> dict:
+        sc = self.scenario
+        return {"name": sc.name, "file": sc.file, "line": sc.line, "unit": sc.unit, "tags": list(sc.tags),
+                "device": self.device, "mode": self.mode, "status": self.status, "races": len(self.races),
+                "failed_races": sum(1 for r in self.races if r.status != PASS), "latency": self.latency_summary(),
+                "health": self.health.as_dict(), "wall_s": round(self.wall_s, 6), "error": self.error,
+                "results": [r.as_dict() for r in self.races]}
+
+
+def _pct(sorted_vals: list, p: float):
+    if not sorted_vals:
+        return None
+    k = min(len(sorted_vals) - 1, max(0, int(round(p / 100 * (len(sorted_vals) - 1)))))
+    return sorted_vals[k]
+
+
+def worst(statuses) -> str:
+    return max(statuses, key=lambda s: _RANK.get(s, 0), default=PASS)
+
+
+class Runner:
+    """Runs scenarios on one connected driver."""
+
+    def __init__(self, driver: Driver, *, host_timed: bool = False,
+                 progress: Callable[[Scenario, int], None] | None = None):
+        self.d = driver
+        self.host_timed = host_timed or not driver.has_cap("test_mode")
+        self.progress = progress
+        self._applied: dict[str, int] = {}
+
+    # ---- scenario level ----
+
+    def run(self, sc: Scenario) -> ScenarioResult:
+        res = ScenarioResult(sc, self.d.url, mode="host-timed" if self.host_timed else "test-mode")
+        health0 = self.d.health.copy()
+        t0 = time.perf_counter()
+        if self.d.kind != sc.unit:
+            res.status, res.error = "skipped", f"{self.d.url} is a {self.d.kind} unit, the scenario needs {sc.unit}"
+            return res
+        for env in sc.races:
+            race = self._race_guarded(sc, env)
+            res.races.append(race)
+            if self.progress is not None:
+                self.progress(sc, race.index)
+            if race.status in (RESET, LINK_ERROR):
+                self._recover()
+        res.status = worst(r.status for r in res.races)
+        res.health = self.d.health.minus(health0)
+        res.wall_s = time.perf_counter() - t0
+        return res
+
+    def _recover(self) -> None:
+        """After a reset or link error: reconnect so the next race runs on a known unit."""
+        self._applied.clear()
+        try:
+            self.d.reconnect()
+        except HarnessError:
+            pass
+
+    def _race_guarded(self, sc: Scenario, env: dict) -> RaceResult:
+        race = RaceResult(env["race"], env)
+        h0 = self.d.health.copy()
+        try:
+            self._race(sc, env, race)
+        except DeviceReset as exc:
+            race.status, race.error = RESET, str(exc)
+        except LinkError as exc:
+            race.status, race.error = LINK_ERROR, str(exc)
+        except Nak as exc:
+            race.status, race.error = FAIL, str(exc)
+            race.failures.append(str(exc))
+        dh = self.d.health.minus(h0)
+        race.health = {k: v for k, v in dh.as_dict().items() if v and k not in ("frames_rx", "frames_tx", "bytes_rx")}
+        if race.status == PASS and dh.events_lost:
+            race.status = LINK_ERROR
+            race.error = f"{dh.events_lost} event(s) lost on the link and not recoverable"
+        elif race.status == FAIL and dh.events_lost:
+            # A failure judged on an incomplete event stream is the link's fault, not the device's.
+            race.status = LINK_ERROR
+            race.error = f"{dh.events_lost} event(s) lost on the link; the failure cannot be trusted"
+        return race
+
+    # ---- race level ----
+
+    def _prepare(self, sc: Scenario, env: dict) -> int:
+        d = self.d
+        d.reset("new_game")
+        wanted = {p.name: sc.config.get(p.name, p.default) for p in cat.params_for(sc.unit) if p.name != "rng_seed"}
+        # Order matters where parameters constrain each other (min <= max, flight > tie window).
+        for name in sorted(wanted, key=_config_order(wanted, self._applied)):
+            if self._applied.get(name) != wanted[name]:
+                d.config_set(name, wanted[name])
+                self._applied[name] = wanted[name]
+        if sc.seed is not None:
+            d.config_set("rng_seed", (sc.seed + env["race"]) & 0xFFFFFFFF)
+        if d.link.virtual:
+            return d.last_reply_dev_us + VIRTUAL_LEAD_US
+        return d.device_now() + REAL_LEAD_US
+
+    def _race(self, sc: Scenario, env: dict, race: RaceResult) -> None:
+        d = self.d
+        d.inbox.clear()
+        start = self._prepare(sc, env)
+        race.start_dev_us = start
+        events: list[Frame] = []
+        anchors = {"start": start, "previous": start}
+        unit = UNITS[sc.unit]
+        scheduled: list[tuple[Step, int, int, int]] = []   # step, input, edge, time
+        last_t = start
+        for step in sc.steps:
+            if step.at.anchor in unit.anchors:
+                anchors[step.at.anchor] = self._anchor(unit.anchors[step.at.anchor], anchors["previous"], events,
+                                                       sc, step)
+            t = step.at.resolve(anchors, env)
+            every = expr.evaluate(step.every, env) if step.every is not None else 0
+            for k in range(step.times):
+                tk = t + k * every
+                for inp, edge, val, at in self._stimuli(step, tk, env):
+                    self._apply(step, inp, edge, val, at, events, race)
+                    scheduled.append((step, inp, edge, at))
+                    last_t = max(last_t, at)
+                anchors["previous"] = tk
+        n_verdicts = sc.verdict_count
+        verdict_name = unit.verdict
+        got = [f for f in events if f.msg.NAME == verdict_name]
+        deadline_note = f"{n_verdicts} {verdict_name} event(s) of scenario {sc.name!r}"
+        while len(got) < n_verdicts:
+            f = d.wait_for(lambda f: f.msg.NAME == verdict_name, sc.timeout_us,
+                           f"{verdict_name} ({len(got) + 1} of {deadline_note})", collect=events)
+            got.append(f)
+        end = last_t
+        if got:
+            end = max(end, got[-1].dev_us)
+        if sc.end is not None:
+            if sc.end.anchor in unit.anchors:
+                anchors[sc.end.anchor] = self._anchor(unit.anchors[sc.end.anchor], anchors["previous"], events, sc,
+                                                      None)
+            end = max(end, sc.end.resolve(anchors, env))
+        elif not n_verdicts:
+            end = max(end, anchors["previous"] + 1_000_000)
+        d.wait_until(end, collect=events)
+        events = [f for f in events if f.dev_us >= start - 1]
+        self._judge(sc, env, race, events, scheduled)
+
+    def _anchor(self, name: str, previous: int, events: list[Frame], sc: Scenario, step: Step | None) -> int:
+        self.d.wait_until(previous, collect=events)
+        best = None
+        for f in events:
+            if f.msg.NAME == name and f.dev_us <= previous:
+                best = f
+        if best is not None:
+            return best.dev_us
+        what = f"{name} (anchor of {'the end' if step is None else 'step at line ' + str(step.line)} in {sc.name!r})"
+        f = self.d.wait_for(lambda f: f.msg.NAME == name and f.dev_us > previous, sc.timeout_us, what,
+                            collect=events)
+        return f.dev_us
+
+    def _stimuli(self, step: Step, t: int, env: dict):
+        if step.action == "wait":
+            return []
+        if step.action == "hold":
+            dur = expr.evaluate(step.hold_for, env)
+            inputs = [i for i in range(16) if step.value >> i & 1]
+            return [(i, "press", 0, t) for i in inputs] + [(i, "release", 0, t + dur) for i in inputs]
+        return [(step.input, step.action_edge, step.value, t)]
+
+    def _apply(self, step: Step, inp: int, edge: str, value: int, at: int, events: list[Frame],
+               race: RaceResult) -> None:
+        d = self.d
+        if not self.host_timed:
+            d.inject(at, inp, edge, value)
+            return
+        d.wait_until(at, collect=events, margin_us=0)
+        try:
+            d.input(inp, edge, value)
+        except Nak as exc:
+            # The unit also reports the refusal as INPUT_SEEN, which the step's expectation judges.
+            if step.expect != "refused":
+                race.failures.append(f"step at line {step.line} ({step.text}): {exc}")
+
+    # ---- judging ----
+
+    def _judge(self, sc: Scenario, env: dict, race: RaceResult, events: list[Frame],
+               scheduled: list[tuple[Step, int, int, int]]) -> None:
+        unit = UNITS[sc.unit]
+        start = race.start_dev_us
+        race.events = [_event_record(f, start, unit) for f in events]
+        verdict_frames = [f for f in events if f.msg.NAME == unit.verdict]
+        race.verdicts = [_named_fields(f, unit) | {"t_us": f.dev_us - start} for f in verdict_frames]
+        if verdict_frames:
+            race.latency = self._latency(verdict_frames[-1])
+        seen = [f for f in events if f.msg.NAME == "INPUT_SEEN"]
+        if self.host_timed:
+            for step, inp, edge, at in scheduled:
+                f = _find_input(seen, inp, edge, at, exact=False)
+                if f is not None:
+                    race.timing_errors_us.append(f.dev_us - at)
+        fails = race.failures
+        for step, inp, edge, at in scheduled:
+            if step.expect is None:
+                continue
+            f = _find_input(seen, inp, edge, at, exact=not self.host_timed)
+            where = f"step at line {step.line} ({step.text} at {at - start} us)"
+            if f is None:
+                fails.append(f"{where}: the unit never reported the input")
+                continue
+            got = DISPOSITION_NAMES.get(f.msg.disposition, str(f.msg.disposition))
+            if got != step.expect:
+                fails.append(f"{where}: expected {step.expect}, the unit says {got}"
+                             + (f" ({ERROR_NAMES.get(f.msg.detail, f.msg.detail)})" if got == "refused" else ""))
+            elif step.error is not None and f.msg.detail != step.error:
+                fails.append(f"{where}: refused with {ERROR_NAMES.get(f.msg.detail, f.msg.detail)}, expected "
+                             f"{ERROR_NAMES.get(step.error)}")
+        for exp in sc.expectations:
+            if exp.when is not None and not expr.evaluate(exp.when, env):
+                continue
+            prefix = f"[when {exp.when_text}] " if exp.when is not None else ""
+            fails.extend(prefix + x for x in _check(exp, unit, events, verdict_frames, race))
+        if fails:
+            race.status = FAIL
+
+    def _latency(self, v: Frame) -> dict:
+        m = v.msg
+        decisive_raw = getattr(m, "decisive_us", None)
+        if decisive_raw is None:
+            decisive_raw = getattr(m, "press_us", None)
+        knowable_raw = getattr(m, "knowable_us", None)
+        out: dict = {}
+        if decisive_raw is None or decisive_raw == cat.NONE_U32:
+            return out
+        decisive = v.dev_us + devtime.diff(decisive_raw, v.time_us)
+        out["device_us"] = v.dev_us - decisive
+        if knowable_raw is not None and knowable_raw != cat.NONE_U32:
+            knowable = v.dev_us + devtime.diff(knowable_raw, v.time_us)
+            out["inherent_us"] = knowable - decisive
+            out["processing_us"] = v.dev_us - knowable
+        est = self.d.clock.estimate
+        if est is not None and v.host_us is not None:
+            out["host_us"] = round(v.host_us - est.to_host(decisive))
+            if "inherent_us" in out:
+                out["host_processing_us"] = round(v.host_us - est.to_host(decisive + out["inherent_us"]))
+        return out
+
+
+def _config_order(wanted: dict, applied: dict):
+    # Raising a maximum before a minimum (and lowering a minimum before a maximum) keeps every
+    # intermediate configuration valid.
+    def key(name: str):
+        new = wanted[name]
+        old = applied.get(name, cat.PARAMS_BY_NAME[name].default)
+        raising = new > old
+        if name.endswith("_max_us") or name == "flight_us" or name == "burst_max":
+            return (0 if raising else 2, name)
+        if name.endswith("_min_us") or name == "tie_window_us" or name == "burst_min":
+            return (2 if raising else 0, name)
+        return (1, name)
+    return key
+
+
+def _find_input(seen: list[Frame], inp: int, edge: str, at: int, exact: bool) -> Frame | None:
+    action = ACTION[edge]
+    best = None
+    for f in seen:
+        m = f.msg
+        if m.input != inp or m.action != action:
+            continue
+        if exact:
+            if f.dev_us == at and m.source == SOURCE["injected"]:
+                return f
+        elif m.source == SOURCE["host"] and (best is None or abs(f.dev_us - at) < abs(best.dev_us - at)):
+            best = f
+    return best
+
+
+def _named_fields(f: Frame, unit) -> dict:
+    out = {}
+    for fd in f.msg.DEF.fields:
+        if fd.name == "event_seq":
+            continue
+        val = getattr(f.msg, fd.name)
+        en = unit.enum_for(f.msg.NAME, fd.name)
+        if en and fd.count == 1:
+            name = cat.enum_name(en, val)
+            out[fd.name] = "none" if val == cat.NONE_U8 and name == str(val) else name
+        else:
+            out[fd.name] = list(val) if isinstance(val, tuple) else val
+    return out
+
+
+def _event_record(f: Frame, start: int, unit) -> dict:
+    return {"t_us": f.dev_us - start, "event": f.msg.NAME, "fields": _named_fields(f, unit)}
+
+
+def _match_fields(f: Frame, fields: dict[str, Matcher]) -> list[str]:
+    bad = []
+    for name, m in fields.items():
+        v = getattr(f.msg, name)
+        if not m.check(v):
+            bad.append(f"{name}: expected {m.describe()}, got {v}")
+    return bad
+
+
+def _check(exp: Expectation, unit, events: list[Frame], verdicts: list[Frame], race: RaceResult) -> list[str]:
+    out: list[str] = []
+    if exp.verdicts:
+        if len(verdicts) != len(exp.verdicts):
+            out.append(f"expected {len(exp.verdicts)} {unit.verdict} event(s), got {len(verdicts)}")
+        for i, (want, f) in enumerate(zip(exp.verdicts, verdicts)):
+            for b in _match_fields(f, want):
+                out.append(f"verdict[{i}].{_describe_named(b, f, unit)}")
+    if exp.events:
+        i = 0
+        for p in exp.events:
+            while i < len(events) and not _pattern_ok(events[i], p):
+                i += 1
+            if i == len(events):
+                out.append(f"event {_pattern_text(p)} not seen (in order after the previous expected event)")
+                break
+            i += 1
+    for name in exp.absent:
+        hits = [f for f in events if f.msg.NAME == name]
+        if hits:
+            out.append(f"{name} must not happen; it did at {hits[0].dev_us - race.start_dev_us} us")
+    for name, m in exp.count.items():
+        n = sum(1 for f in events if f.msg.NAME == name)
+        if not m.check(n):
+            out.append(f"count of {name}: expected {m.describe()}, got {n}")
+    for name, m in exp.latency.items():
+        v = race.latency.get(name)
+        if v is None:
+            out.append(f"latency.{name}: not measurable in this race")
+        elif not m.check(v):
+            out.append(f"latency.{name}: expected {m.describe()} us, got {v} us")
+    if exp.reaction and verdicts:
+        v = verdicts[-1].msg
+        for who, m in exp.reaction.items():
+            val = _reaction(v, who)
+            if val is None:
+                out.append(f"reaction.{who}: the verdict has no such reaction time")
+            elif not m.check(val):
+                out.append(f"reaction.{who}: expected {m.describe()} us, got {val} us")
+    elif exp.reaction:
+        out.append("reaction times expected but no verdict arrived")
+    return out
+
+
+def _reaction(v, who: str):
+    if hasattr(v, f"reaction_{who}_us"):
+        return getattr(v, f"reaction_{who}_us")
+    if who.startswith("player_") and hasattr(v, "reaction_us"):
+        i = int(who.split("_")[1])
+        return v.reaction_us[i] if 0 <= i < len(v.reaction_us) else None
+    return None
+
+
+def _describe_named(bad: str, f: Frame, unit) -> str:
+    name, _, rest = bad.partition(":")
+    en = unit.enum_for(f.msg.NAME, name)
+    if en:
+        got = getattr(f.msg, name)
+        return f"{name}:{rest.rsplit('got', 1)[0]}got {cat.enum_name(en, got) if got != cat.NONE_U8 else 'none'}"
+    return bad
+
+
+def _pattern_ok(f: Frame, p: EventPattern) -> bool:
+    return f.msg.NAME == p.name and not _match_fields(f, p.fields)
+
+
+def _pattern_text(p: EventPattern) -> str:
+    if not p.fields:
+        return p.name
+    return p.name + "{" + ", ".join(f"{k}={m.describe()}" for k, m in p.fields.items()) + "}"
+
+
+def summarize_latency(results: list[ScenarioResult]) -> dict:
+    vals = sorted(r.latency["processing_us"] for s in results for r in s.races if "processing_us" in r.latency)
+    return {"processing_us_p50": _pct(vals, 50), "processing_us_p99": _pct(vals, 99),
+            "mean": statistics.fmean(vals) if vals else None}

@@ -1,0 +1,714 @@
+"""Scenario files: YAML in, validated Scenario objects out.
+
+Validation reads the YAML node tree (which keeps line and column of every key)
+and reports every problem in a file, each as FILE:LINE:COL: key: message, before
+anything runs. The format is documented in docs/scenarios.md.
+"""
+from __future__ import annotations
+
+import ast
+import itertools
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from protocol import catalogue as cat
+
+from . import expr
+from .units import TAGS, UNITS, UnitVocab
+
+BUILTIN_ANCHORS = ("start", "previous")
+DEFAULT_TIMEOUT_US = 30_000_000
+
+
+@dataclass(frozen=True)
+class Problem:
+    file: str
+    line: int
+    col: int
+    key: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}:{self.col}: {self.key}: {self.message}"
+
+
+class ScenarioError(Exception):
+    """One or more problems in scenario files; str() lists them all."""
+
+    exit_code = 2
+
+    def __init__(self, problems: list[Problem]):
+        self.problems = problems
+        super().__init__("\n".join(str(p) for p in problems))
+
+
+@dataclass(frozen=True)
+class TimeSpec:
+    anchor: str
+    offset: ast.expr
+    text: str
+
+    def resolve(self, anchors: dict[str, int], env: dict[str, int]) -> int:
+        return anchors[self.anchor] + expr.evaluate(self.offset, env)
+
+
+@dataclass(frozen=True)
+class Matcher:
+    """Expected value of one field: exact, one of, range, or value with tolerance."""
+
+    kind: str
+    values: tuple = ()
+    lo: int | None = None
+    hi: int | None = None
+    label: str = ""
+
+    def check(self, v: Any) -> bool:
+        if self.kind == "eq":
+            return v == self.values[0]
+        if self.kind == "any":
+            return v in self.values
+        return (self.lo is None or v >= self.lo) and (self.hi is None or v <= self.hi)
+
+    def describe(self) -> str:
+        return self.label
+
+
+@dataclass(frozen=True)
+class EventPattern:
+    name: str
+    fields: dict[str, Matcher]
+    text: str
+
+
+@dataclass
+class Step:
+    action: str
+    input: int | None
+    action_edge: str              # press | release | none
+    value: int
+    at: TimeSpec
+    times: int = 1
+    every: ast.expr | None = None
+    hold_for: ast.expr | None = None
+    expect: str | None = None     # acted | reported | refused
+    error: int | None = None
+    line: int = 0
+    text: str = ""
+
+
+@dataclass
+class Expectation:
+    when: ast.expr | None = None
+    when_text: str = ""
+    verdicts: list[dict[str, Matcher]] = field(default_factory=list)
+    events: list[EventPattern] = field(default_factory=list)
+    absent: list[str] = field(default_factory=list)
+    count: dict[str, Matcher] = field(default_factory=dict)
+    latency: dict[str, Matcher] = field(default_factory=dict)
+    reaction: dict[str, Matcher] = field(default_factory=dict)
+
+
+@dataclass
+class Scenario:
+    name: str
+    file: str
+    line: int
+    unit: str
+    tags: tuple[str, ...]
+    seed: int | None
+    config: dict[str, int]
+    races: list[dict[str, int]]     # one environment of sweep variables per race
+    steps: list[Step]
+    expectations: list[Expectation]
+    end: TimeSpec | None
+    timeout_us: int
+    description: str = ""
+
+    @property
+    def verdict_count(self) -> int:
+        return max((len(e.verdicts) for e in self.expectations), default=0)
+
+    @property
+    def id(self) -> str:
+        return f"{Path(self.file).stem}::{self.name}"
+
+
+LATENCY_METRICS = ("device_us", "inherent_us", "processing_us", "host_us", "host_processing_us")
+TOP_KEYS = {"name", "unit", "description", "tags", "seed", "config", "repeat", "sweep", "steps", "expect",
+            "end", "timeout_us"}
+STEP_COMMON = {"at", "times", "every", "expect", "error", "value", "for"}
+EXPECT_KEYS = {"verdict", "verdicts", "events", "absent", "count", "latency", "reaction", "cases"}
+CASE_KEYS = EXPECT_KEYS - {"cases"} | {"when"}
+EDGE_WORDS = {"open": "press", "close": "release", "on": "press", "off": "release"}
+
+
+_CONSTRUCTOR = yaml.constructor.SafeConstructor()
+
+
+class _Validator:
+    def __init__(self, file: str):
+        self.file = file
+        self.problems: list[Problem] = []
+
+    def err(self, node: yaml.Node | None, key: str, message: str) -> None:
+        line, col = (node.start_mark.line + 1, node.start_mark.column + 1) if node is not None else (1, 1)
+        self.problems.append(Problem(self.file, line, col, key, message))
+
+    # -- node helpers --
+
+    def mapping(self, node: yaml.Node, key: str, allowed: set[str] | None = None) -> dict[str, tuple]:
+        if not isinstance(node, yaml.MappingNode):
+            self.err(node, key, f"must be a mapping, not {_what(node)}")
+            return {}
+        out: dict[str, tuple] = {}
+        for k, v in node.value:
+            name = _CONSTRUCTOR.construct_object(k) if isinstance(k, yaml.ScalarNode) else None
+            if not isinstance(name, str):
+                self.err(k, key, f"keys must be names, not {_what(k)}")
+                continue
+            if name in out:
+                self.err(k, f"{key}.{name}" if key else name, "duplicate key")
+                continue
+            if allowed is not None and name not in allowed:
+                self.err(k, f"{key}.{name}" if key else name,
+                         f"unknown key; expected one of: {', '.join(sorted(allowed))}")
+                continue
+            out[name] = (k, v)
+        return out
+
+    def seq(self, node: yaml.Node, key: str) -> list[yaml.Node]:
+        if not isinstance(node, yaml.SequenceNode):
+            self.err(node, key, f"must be a list, not {_what(node)}")
+            return []
+        return list(node.value)
+
+    def value(self, node: yaml.Node, key: str, types: tuple, what: str) -> Any:
+        if not isinstance(node, yaml.ScalarNode):
+            self.err(node, key, f"must be {what}, not {_what(node)}")
+            return None
+        v = _CONSTRUCTOR.construct_object(node)
+        if isinstance(v, bool) and bool not in types or not isinstance(v, types):
+            self.err(node, key, f"must be {what}, not {v!r}")
+            return None
+        return v
+
+    def integer(self, node: yaml.Node, key: str, lo: int | None = None, hi: int | None = None) -> int | None:
+        v = self.value(node, key, (int,), "an integer")
+        if v is None:
+            return None
+        if (lo is not None and v < lo) or (hi is not None and v > hi):
+            self.err(node, key, f"{v} is out of range [{lo}, {hi}]")
+            return None
+        return v
+
+    def text(self, node: yaml.Node, key: str) -> str | None:
+        return self.value(node, key, (str,), "text")
+
+
+def _what(node: yaml.Node) -> str:
+    if isinstance(node, yaml.MappingNode):
+        return "a mapping"
+    if isinstance(node, yaml.SequenceNode):
+        return "a list"
+    return repr(_CONSTRUCTOR.construct_object(node))
+
+
+def load_file(path: str | Path) -> list[Scenario]:
+    """All scenarios of one file (a document, or a list of documents). Raises ScenarioError."""
+    path = str(path)
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ScenarioError([Problem(path, 1, 1, "", f"cannot read: {exc.strerror or exc}")]) from None
+    return loads(text, path)
+
+
+def loads(text: str, file: str = "<string>") -> list[Scenario]:
+    v = _Validator(file)
+    try:
+        docs = list(yaml.compose_all(text, Loader=yaml.SafeLoader))
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        line, col = (mark.line + 1, mark.column + 1) if mark else (1, 1)
+        problem = getattr(exc, "problem", None) or str(exc)
+        raise ScenarioError([Problem(file, line, col, "", f"malformed YAML: {problem}")]) from None
+    scenarios: list[Scenario] = []
+    nodes: list[yaml.Node] = []
+    for doc in docs:
+        if doc is None:
+            continue
+        if isinstance(doc, yaml.SequenceNode):
+            nodes.extend(doc.value)
+        else:
+            nodes.append(doc)
+    if not nodes:
+        v.err(None, "", "no scenario in file")
+    names: dict[str, int] = {}
+    for node in nodes:
+        sc = _scenario(v, node)
+        if sc is not None:
+            if sc.name in names:
+                v.err(node, "name", f"{sc.name!r} is already the name of the scenario at line {names[sc.name]}")
+            names[sc.name] = sc.line
+            scenarios.append(sc)
+    if v.problems:
+        raise ScenarioError(v.problems)
+    return scenarios
+
+
+def _scenario(v: _Validator, node: yaml.Node) -> Scenario | None:
+    before = len(v.problems)
+    top = v.mapping(node, "", TOP_KEYS)
+    if not top and not isinstance(node, yaml.MappingNode):
+        return None
+    for req in ("name", "unit", "steps", "expect"):
+        if req not in top:
+            v.err(node, req, "required key is missing" + (
+                ": a scenario with no expectation would pass whatever the device did" if req == "expect" else ""))
+    name = v.text(top["name"][1], "name") if "name" in top else None
+    unit_name = v.text(top["unit"][1], "unit") if "unit" in top else None
+    unit = UNITS.get(unit_name) if unit_name else None
+    if unit_name and unit is None:
+        v.err(top["unit"][1], "unit", f"unknown unit {unit_name!r}; expected one of: {', '.join(UNITS)}")
+    tags: list[str] = []
+    if "tags" in top:
+        for t in v.seq(top["tags"][1], "tags"):
+            s = v.text(t, "tags")
+            if s is not None and s not in TAGS:
+                v.err(t, "tags", f"unknown tag {s!r}; the vocabulary is: {', '.join(TAGS)}")
+            elif s is not None:
+                tags.append(s)
+    description = v.text(top["description"][1], "description") if "description" in top else ""
+    seed = v.integer(top["seed"][1], "seed", 0, 0xFFFFFFFF) if "seed" in top else None
+    timeout_us = v.integer(top["timeout_us"][1], "timeout_us", 1, 3_600_000_000) if "timeout_us" in top else None
+    config = _config(v, top["config"][1], unit) if "config" in top else {}
+    races = _races(v, top)
+    variables = set(races[0]) if races else set()
+    steps: list[Step] = []
+    if "steps" in top:
+        step_nodes = v.seq(top["steps"][1], "steps")
+        if not step_nodes and isinstance(top["steps"][1], yaml.SequenceNode):
+            v.err(top["steps"][1], "steps", "must not be empty")
+        for i, sn in enumerate(step_nodes):
+            st = _step(v, sn, f"steps[{i}]", unit, variables, races)
+            if st is not None:
+                steps.append(st)
+    expectations = _expect(v, top["expect"][1], unit, variables) if "expect" in top else []
+    end = _time(v, top["end"][1], "end", unit, variables, races) if "end" in top else None
+    if len(v.problems) > before or unit is None or name is None:
+        return None
+    return Scenario(name=name, file=v.file, line=node.start_mark.line + 1, unit=unit.kind, tags=tuple(tags),
+                    seed=seed, config=config, races=races, steps=steps, expectations=expectations, end=end,
+                    timeout_us=timeout_us or DEFAULT_TIMEOUT_US, description=description or "")
+
+
+def _config(v: _Validator, node: yaml.Node, unit: UnitVocab | None) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for k, (kn, vn) in v.mapping(node, "config").items():
+        p = cat.PARAMS_BY_NAME.get(k)
+        if p is None:
+            v.err(kn, f"config.{k}", f"unknown parameter; known: {', '.join(cat.PARAMS_BY_NAME)}")
+            continue
+        if unit is not None and unit.kind not in p.units:
+            v.err(kn, f"config.{k}", f"not a parameter of the {unit.kind} unit")
+            continue
+        val = v.integer(vn, f"config.{k}", p.min, p.max)
+        if val is not None:
+            out[k] = val
+    return out
+
+
+def _races(v: _Validator, top: dict) -> list[dict[str, int]]:
+    repeat = 1
+    if "repeat" in top:
+        repeat = v.integer(top["repeat"][1], "repeat", 1, 1_000_000) or 1
+    axes: list[tuple[str, list[int]]] = []
+    if "sweep" in top:
+        for name, (kn, vn) in v.mapping(top["sweep"][1], "sweep").items():
+            key = f"sweep.{name}"
+            if not name.isidentifier() or name in BUILTIN_ANCHORS or name == "race":
+                v.err(kn, key, "a sweep variable needs a plain name that is not an anchor")
+                continue
+            if isinstance(vn, yaml.SequenceNode):
+                vals = [v.integer(x, key) for x in vn.value]
+                if any(x is None for x in vals):
+                    continue
+                axes.append((name, vals))  # type: ignore[arg-type]
+                continue
+            spec = v.mapping(vn, key, {"from", "to", "step"})
+            if set(spec) != {"from", "to", "step"}:
+                v.err(vn, key, "needs from, to and step (or a list of values)")
+                continue
+            lo, hi, step = (v.integer(spec[x][1], f"{key}.{x}") for x in ("from", "to", "step"))
+            if None in (lo, hi, step):
+                continue
+            if step == 0 or (hi - lo) * step < 0:
+                v.err(spec["step"][1], f"{key}.step", f"step {step} never gets from {lo} to {hi}")
+                continue
+            vals = list(range(lo, hi + (1 if step > 0 else -1), step))
+            if len(vals) > 100_000:
+                v.err(vn, key, f"{len(vals)} values; at most 100000")
+                continue
+            axes.append((name, vals))
+    races: list[dict[str, int]] = []
+    combos = itertools.product(*(vals for _, vals in axes)) if axes else [()]
+    for combo in combos:
+        for _ in range(repeat):
+            env = {name: val for (name, _), val in zip(axes, combo)}
+            env["race"] = len(races)
+            races.append(env)
+    return races
+
+
+def _time(v: _Validator, node: yaml.Node, key: str, unit: UnitVocab | None, variables: set[str],
+          races: list[dict[str, int]]) -> TimeSpec | None:
+    if not isinstance(node, yaml.ScalarNode):
+        v.err(node, key, f"must be a time such as 'green + 180000' or 250000, not {_what(node)}")
+        return None
+    raw = _CONSTRUCTOR.construct_object(node)
+    if isinstance(raw, bool) or not isinstance(raw, (int, str)):
+        v.err(node, key, f"must be a time such as 'green + 180000' or 250000, not {raw!r}")
+        return None
+    text = str(raw).strip()
+    anchors = set(BUILTIN_ANCHORS) | (set(unit.anchors) if unit else set())
+    head, _, rest = text.partition(" ") if not isinstance(raw, int) else ("", "", text)
+    head = head.split("+")[0].split("-")[0].strip() if head else ""
+    if head and head.isidentifier() and head not in variables and head != "race":
+        if head not in anchors:
+            v.err(node, key, f"unknown anchor {head!r}; the {unit.kind if unit else 'unit'} has: "
+                             f"{', '.join(sorted(anchors))}")
+            return None
+        offset_text = text[len(head):].strip()
+        anchor = head
+    else:
+        anchor, offset_text = "start", text
+    if offset_text.startswith("+"):
+        offset_text = offset_text[1:]
+    elif offset_text.startswith("-"):
+        v.err(node, key, f"{text!r} is before its anchor {anchor!r}; anchor on an earlier event instead")
+        return None
+    offset_text = offset_text.strip() or "0"
+    try:
+        tree = expr.parse(offset_text)
+    except expr.ExprError as exc:
+        v.err(node, key, str(exc))
+        return None
+    unknown = expr.names(tree) - variables - {"race"}
+    if unknown:
+        v.err(node, key, f"unknown name(s) {', '.join(sorted(unknown))} in {text!r}; sweep variables: "
+                         f"{', '.join(sorted(variables)) or 'none'}")
+        return None
+    for env in races:
+        try:
+            off = expr.evaluate(tree, env)
+        except (expr.ExprError, ZeroDivisionError) as exc:
+            v.err(node, key, f"{text!r}: {exc}")
+            return None
+        if not isinstance(off, int) or isinstance(off, bool):
+            v.err(node, key, f"{text!r} is not a time")
+            return None
+        if off < 0:
+            v.err(node, key, f"{text!r} is {off} us, before its anchor {anchor!r} (with {_env_text(env)})")
+            return None
+    return TimeSpec(anchor, tree, text)
+
+
+def _env_text(env: dict) -> str:
+    return ", ".join(f"{k}={val}" for k, val in env.items() if k != "race") or "no sweep"
+
+
+def _step(v: _Validator, node: yaml.Node, key: str, unit: UnitVocab | None, variables: set[str],
+          races: list[dict[str, int]]) -> Step | None:
+    all_actions = {"load", "unload", "press", "release", "hold", "speed", "power", "door", "wait"}
+    m = v.mapping(node, key, all_actions | STEP_COMMON)
+    actions = [a for a in m if a in all_actions]
+    if len(actions) != 1:
+        v.err(node, key, f"a step needs exactly one action ({', '.join(sorted(all_actions))}); found "
+                         f"{', '.join(actions) or 'none'}")
+        return None
+    action = actions[0]
+    akey = f"{key}.{action}"
+    an, av = m[action]
+    if unit is not None and action not in unit.steps:
+        v.err(an, akey, f"the {unit.kind} unit has no {action!r} step; it has: {', '.join(unit.steps)}")
+        return None
+    inputs = unit.inputs if unit else {}
+    input_no: int | None = None
+    edge = "press"
+    value = 0
+    if action in ("press", "release"):
+        edge = action
+        name = v.text(av, akey)
+        if name is not None and unit is not None:
+            if name not in inputs:
+                v.err(av, akey, f"the {unit.kind} unit has no input {name!r}; it has: {', '.join(inputs)}")
+            else:
+                input_no = inputs[name]
+    elif action in ("load", "unload"):
+        n = v.integer(av, akey, 0, 255)
+        input_no, value, edge = inputs.get("load_cards"), n or 0, ("press" if action == "load" else "release")
+    elif action == "door":
+        word = v.text(av, akey)
+        if word not in ("open", "close"):
+            v.err(av, akey, "must be 'open' or 'close'")
+        input_no, edge = inputs.get("door"), EDGE_WORDS.get(word or "", "press")
+    elif action == "power":
+        word = _CONSTRUCTOR.construct_object(av) if isinstance(av, yaml.ScalarNode) else None
+        word = {True: "on", False: "off"}.get(word, word)
+        if word not in ("on", "off"):
+            v.err(av, akey, "must be 'on' or 'off'")
+        input_no, edge = inputs.get("power"), EDGE_WORDS.get(word or "", "press")
+    elif action == "speed":
+        word = v.text(av, akey)
+        speeds = cat.ENUM_VALUES["flash_speed"]
+        if word not in speeds:
+            v.err(av, akey, f"must be one of: {', '.join(speeds)}")
+        input_no, value = inputs.get("speed_switch"), speeds.get(word or "", 0)
+    elif action == "hold":
+        names = [v.text(x, akey) for x in v.seq(av, akey)] if isinstance(av, yaml.SequenceNode) else [v.text(av, akey)]
+        nums = []
+        for nm in names:
+            if nm is not None and nm not in inputs:
+                v.err(av, akey, f"the {unit.kind if unit else 'unit'} has no input {nm!r}")
+            elif nm is not None:
+                nums.append(inputs[nm])
+        if "for" not in m:
+            v.err(node, f"{key}.for", "a hold needs 'for': how long the inputs are held, in us")
+        input_no = nums[0] if nums else None
+        value = sum(1 << n for n in nums)      # the set of held inputs, as a mask
+        edge = "hold"
+    elif action == "wait":
+        edge = "none"
+    if "value" in m:
+        value = v.integer(m["value"][1], f"{key}.value", 0, 255) or 0
+    at_node = m["at"][1] if "at" in m else (av if action == "wait" else None)
+    if action == "wait" and "at" in m:
+        v.err(m["at"][0], f"{key}.at", "a wait step gives its time as 'wait: TIME'")
+    at = _time(v, at_node, f"{key}.{'wait' if action == 'wait' else 'at'}", unit, variables, races) \
+        if at_node is not None else TimeSpec("previous", expr.parse("0"), "previous")
+    times = v.integer(m["times"][1], f"{key}.times", 1, 1000) if "times" in m else 1
+    every = None
+    if "every" in m:
+        t = _time(v, m["every"][1], f"{key}.every", None, variables, races)
+        every = t.offset if t else None
+        if t is not None and t.anchor != "start":
+            v.err(m["every"][1], f"{key}.every", "must be a duration in us, not anchored")
+    if (times or 1) > 1 and every is None:
+        v.err(node, f"{key}.every", "steps repeated with 'times' need 'every' (the spacing in us)")
+    hold_for = None
+    if "for" in m:
+        t = _time(v, m["for"][1], f"{key}.for", None, variables, races)
+        hold_for = t.offset if t else None
+    expect = None
+    if "expect" in m:
+        expect = v.text(m["expect"][1], f"{key}.expect")
+        if expect not in (None, "acted", "reported", "refused"):
+            v.err(m["expect"][1], f"{key}.expect", "must be acted, reported or refused")
+    error = None
+    if "error" in m:
+        en = v.text(m["error"][1], f"{key}.error")
+        if en is not None and en not in cat.ENUM_VALUES["error"]:
+            v.err(m["error"][1], f"{key}.error", f"unknown error; known: {', '.join(cat.ENUM_VALUES['error'])}")
+        elif en is not None:
+            error = cat.ENUM_VALUES["error"][en]
+            expect = expect or "refused"
+    if at is None:
+        return None
+    return Step(action=action, input=input_no, action_edge=edge, value=value, at=at, times=times or 1,
+                every=every, hold_for=hold_for, expect=expect, error=error, line=node.start_mark.line + 1,
+                text=f"{action} {_CONSTRUCTOR.construct_object(av) if isinstance(av, yaml.ScalarNode) else ''}".strip())
+
+
+def _matcher(v: _Validator, node: yaml.Node, key: str, enum_name: str | None) -> Matcher | None:
+    def conv(n: yaml.Node):
+        raw = _CONSTRUCTOR.construct_object(n) if isinstance(n, yaml.ScalarNode) else None
+        if isinstance(raw, str) and enum_name:
+            table = cat.ENUM_VALUES.get(enum_name, {})
+            if raw == "none" and "none" not in table:
+                return cat.NONE_U8
+            if raw not in table:
+                v.err(n, key, f"{raw!r} is not a {enum_name}; expected one of: {', '.join(table)}")
+                return None
+            return table[raw]
+        if raw is None and isinstance(n, yaml.ScalarNode):
+            return None if enum_name is None else cat.NONE_U8
+        if isinstance(raw, bool) or not isinstance(raw, int):
+            v.err(n, key, f"must be an integer{' or a ' + enum_name + ' name' if enum_name else ''}, not {_what(n)}")
+            return None
+        return raw
+
+    if isinstance(node, yaml.SequenceNode):
+        vals = [conv(x) for x in node.value]
+        if any(x is None for x in vals) or not vals:
+            return None
+        return Matcher("any", tuple(vals), label="one of " + ", ".join(str(_CONSTRUCTOR.construct_object(x))
+                                                                     for x in node.value))
+    if isinstance(node, yaml.MappingNode):
+        spec = v.mapping(node, key, {"min", "max", "value", "tol"})
+        if "value" in spec:
+            center = v.integer(spec["value"][1], key)
+            tol = v.integer(spec["tol"][1], key, 0) if "tol" in spec else 0
+            if center is None or tol is None or "min" in spec or "max" in spec:
+                if "min" in spec or "max" in spec:
+                    v.err(node, key, "give either value/tol or min/max, not both")
+                return None
+            return Matcher("range", lo=center - tol, hi=center + tol, label=f"{center} +/- {tol}")
+        if not spec:
+            v.err(node, key, "needs min and/or max, or value and tol")
+            return None
+        lo = v.integer(spec["min"][1], key) if "min" in spec else None
+        hi = v.integer(spec["max"][1], key) if "max" in spec else None
+        if lo is not None and hi is not None and lo > hi:
+            v.err(node, key, f"min {lo} > max {hi}")
+            return None
+        return Matcher("range", lo=lo, hi=hi, label=f"[{'' if lo is None else lo}, {'' if hi is None else hi}]")
+    val = conv(node)
+    if val is None:
+        return None
+    return Matcher("eq", (val,), label=str(_CONSTRUCTOR.construct_object(node)))
+
+
+def _fields(v: _Validator, node: yaml.Node, key: str, message: str, unit: UnitVocab) -> dict[str, Matcher]:
+    mdef = cat.BY_NAME[message]
+    known = {f.name for f in mdef.fields} - {"event_seq"}
+    out: dict[str, Matcher] = {}
+    for fname, (kn, vn) in v.mapping(node, key, known).items():
+        m = _matcher(v, vn, f"{key}.{fname}", unit.enum_for(message, fname))
+        if m is not None:
+            out[fname] = m
+    return out
+
+
+def _pattern(v: _Validator, node: yaml.Node, key: str, unit: UnitVocab) -> EventPattern | None:
+    if isinstance(node, yaml.ScalarNode):
+        name = v.text(node, key)
+        fields_node = None
+    else:
+        m = v.mapping(node, key)
+        if len(m) != 1:
+            v.err(node, key, "an event pattern is NAME or {NAME: {field: value, ...}}")
+            return None
+        name, (kn, fields_node) = next(iter(m.items()))
+    if name is None:
+        return None
+    if name not in unit.events:
+        v.err(node, key, f"the {unit.kind} unit has no event {name!r}; it has: {', '.join(sorted(unit.events))}")
+        return None
+    fields = _fields(v, fields_node, f"{key}.{name}", name, unit) if fields_node is not None else {}
+    return EventPattern(name, fields, name)
+
+
+def _expect(v: _Validator, node: yaml.Node, unit: UnitVocab | None, variables: set[str]) -> list[Expectation]:
+    m = v.mapping(node, "expect", EXPECT_KEYS)
+    if not m:
+        if isinstance(node, yaml.MappingNode):
+            v.err(node, "expect", "is empty: a scenario with no expectation would pass whatever the device did")
+        return []
+    if unit is None:
+        return []
+    base = _expect_body(v, m, "expect", unit)
+    out = [base]
+    if "cases" in m:
+        for i, cn in enumerate(v.seq(m["cases"][1], "expect.cases")):
+            key = f"expect.cases[{i}]"
+            cm = v.mapping(cn, key, CASE_KEYS)
+            if "when" not in cm:
+                v.err(cn, f"{key}.when", "each case needs 'when' (a condition on sweep variables)")
+                continue
+            wn = cm["when"][1]
+            text = v.text(wn, f"{key}.when")
+            if text is None:
+                continue
+            try:
+                tree = expr.parse(text)
+            except expr.ExprError as exc:
+                v.err(wn, f"{key}.when", str(exc))
+                continue
+            unknown = expr.names(tree) - variables - {"race"}
+            if unknown:
+                v.err(wn, f"{key}.when", f"unknown name(s): {', '.join(sorted(unknown))}")
+                continue
+            body = _expect_body(v, {k: x for k, x in cm.items() if k != "when"}, key, unit)
+            body.when, body.when_text = tree, text
+            out.append(body)
+    if not any(_has_checks(e) for e in out):
+        v.err(node, "expect", "has no checks")
+    return out
+
+
+def _has_checks(e: Expectation) -> bool:
+    return bool(e.verdicts or e.events or e.absent or e.count or e.latency or e.reaction)
+
+
+def _expect_body(v: _Validator, m: dict, key: str, unit: UnitVocab) -> Expectation:
+    e = Expectation()
+    if "verdict" in m and "verdicts" in m:
+        v.err(m["verdicts"][0], f"{key}.verdicts", "give verdict or verdicts, not both")
+    if "verdict" in m:
+        e.verdicts = [_fields(v, m["verdict"][1], f"{key}.verdict", unit.verdict, unit)]
+    if "verdicts" in m:
+        e.verdicts = [_fields(v, n, f"{key}.verdicts[{i}]", unit.verdict, unit)
+                      for i, n in enumerate(v.seq(m["verdicts"][1], f"{key}.verdicts"))]
+    if "events" in m:
+        for i, n in enumerate(v.seq(m["events"][1], f"{key}.events")):
+            p = _pattern(v, n, f"{key}.events[{i}]", unit)
+            if p is not None:
+                e.events.append(p)
+    if "absent" in m:
+        for i, n in enumerate(v.seq(m["absent"][1], f"{key}.absent")):
+            p = _pattern(v, n, f"{key}.absent[{i}]", unit)
+            if p is not None:
+                e.absent.append(p.name)
+    if "count" in m:
+        for name, (kn, vn) in v.mapping(m["count"][1], f"{key}.count").items():
+            if name not in unit.events:
+                v.err(kn, f"{key}.count.{name}", f"the {unit.kind} unit has no event {name!r}")
+                continue
+            mt = _matcher(v, vn, f"{key}.count.{name}", None)
+            if mt is not None:
+                e.count[name] = mt
+    if "latency" in m:
+        for name, (kn, vn) in v.mapping(m["latency"][1], f"{key}.latency", set(LATENCY_METRICS)).items():
+            mt = _matcher(v, vn, f"{key}.latency.{name}", None)
+            if mt is not None:
+                e.latency[name] = mt
+    if "reaction" in m:
+        for name, (kn, vn) in v.mapping(m["reaction"][1], f"{key}.reaction").items():
+            mt = _matcher(v, vn, f"{key}.reaction.{name}", None)
+            if mt is not None:
+                e.reaction[name] = mt
+    return e
+
+
+def discover(paths: list[str]) -> list[Path]:
+    """YAML files under the given files/directories, sorted; missing paths are errors."""
+    out: list[Path] = []
+    problems: list[Problem] = []
+    for p in paths:
+        path = Path(p)
+        if path.is_dir():
+            out.extend(sorted(x for x in path.rglob("*") if x.suffix in (".yaml", ".yml") and x.is_file()))
+        elif path.is_file():
+            out.append(path)
+        else:
+            problems.append(Problem(str(p), 1, 1, "", "no such file or directory"))
+    if problems:
+        raise ScenarioError(problems)
+    return out
+
+
+def load_paths(paths: list[str]) -> list[Scenario]:
+    """Every scenario under paths; all problems of all files in one ScenarioError."""
+    problems: list[Problem] = []
+    scenarios: list[Scenario] = []
+    for f in discover(paths):
+        try:
+            scenarios.extend(load_file(f))
+        except ScenarioError as exc:
+            problems.extend(exc.problems)
+    if problems:
+        raise ScenarioError(problems)
+    return scenarios

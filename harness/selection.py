@@ -1,0 +1,69 @@
+"""-k EXPR: pick scenarios by words in their name, file and tags, as pytest's -k does."""
+from __future__ import annotations
+
+import re
+
+from .errors import HarnessError
+
+_TOKEN = re.compile(r"\(|\)|[^\s()]+")
+
+
+class SelectionError(HarnessError):
+    pass
+
+
+def matcher(expression: str):
+    tokens = _TOKEN.findall(expression)
+    if not tokens:
+        raise SelectionError(f"-k {expression!r}: empty expression")
+    pos = 0
+
+    def peek():
+        return tokens[pos] if pos < len(tokens) else None
+
+    def take():
+        nonlocal pos
+        pos += 1
+        return tokens[pos - 1]
+
+    def parse_or():
+        left = parse_and()
+        while peek() == "or":
+            take()
+            right = parse_and()
+            left = (lambda a, b: lambda s: a(s) or b(s))(left, right)
+        return left
+
+    def parse_and():
+        left = parse_not()
+        while peek() == "and":
+            take()
+            right = parse_not()
+            left = (lambda a, b: lambda s: a(s) and b(s))(left, right)
+        return left
+
+    def parse_not():
+        if peek() == "not":
+            take()
+            inner = parse_not()
+            return lambda s: not inner(s)
+        return parse_atom()
+
+    def parse_atom():
+        tok = peek()
+        if tok is None or tok in ("and", "or", ")"):
+            raise SelectionError(f"-k {expression!r}: expected a word at {tok or 'the end'}")
+        take()
+        if tok == "(":
+            inner = parse_or()
+            if peek() != ")":
+                raise SelectionError(f"-k {expression!r}: missing ')'")
+            take()
+            return inner
+        word = tok.lower()
+        return lambda s: word in s
+
+    fn = parse_or()
+    if pos != len(tokens):
+        raise SelectionError(f"-k {expression!r}: unexpected {tokens[pos]!r}")
+    return lambda sc: fn(" ".join([sc.name, sc.file, *sc.tags, sc.unit]).lower())

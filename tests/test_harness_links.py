@@ -1,0 +1,74 @@
+"""The driver over real links: a pty and TCP to an emulator in another process, and a
+socketpair to a real-clock emulator in this one. Behaviour only; no wall-clock asserts."""
+import pytest
+
+from harness import DeviceURLError, Driver
+from harness.errors import LinkClosed
+
+
+def _full_race(d):
+    d.config_set("countdown_min_us", 600_000)
+    d.config_set("countdown_max_us", 600_000)
+    d.input("load_cards", value=2)
+    d.input("timer")
+    green = d.wait_for(lambda f: f.msg.NAME == "SD_GREEN", 3_000_000, "green")
+    d.inject(green.dev_us + 150_000, "paddle_b")
+    d.inject(green.dev_us + 190_000, "paddle_a")
+    v = d.wait_for(lambda f: f.msg.NAME == "SD_VERDICT", 3_000_000, "verdict")
+    m = v.msg
+    # injected presses land at their exact device times, even over a real link on the real clock
+    assert m.loser == 0 and m.press_b_us == (green.dev_us + 150_000) & 0xFFFFFFFF
+    assert m.knowable_us == m.press_b_us + 1000 and v.dev_us >= m.knowable_us
+    assert m.reaction_b_us == m.press_b_us - m.green_us
+    return green, v
+
+
+def test_pty_to_a_separate_emulator_process(emulator_process):
+    proc, (path,) = emulator_process("showdown", "--pty", "--seed", "3")
+    with Driver.open(path, kind="showdown") as d:
+        assert d.identity.seed == 3
+        green, v = _full_race(d)
+        # host arrival is after emission, mapped through clock sync, within its uncertainty
+        est = d.clock.estimate
+        assert v.host_us >= est.to_host(v.dev_us) - est.uncertainty_us - 1
+
+
+def test_pty_port_is_exclusive(emulator_process):
+    proc, (path,) = emulator_process("showdown", "--pty")
+    with Driver.open(path):
+        with pytest.raises(DeviceURLError, match="in use"):
+            Driver.open(path)
+
+
+def test_socket_url_to_a_tcp_emulator(emulator_process):
+    proc, (addr,) = emulator_process("showdown", "--tcp", "127.0.0.1:0")
+    url = addr if addr.startswith("socket://") else f"socket://{addr.split()[-1]}"
+    with Driver.open(url) as d:
+        _full_race(d)
+    # a client that reconnects gets a working unit
+    with Driver.open(url) as d:
+        _full_race(d)
+
+
+def test_emulator_process_gone_is_a_link_error(emulator_process):
+    proc, (path,) = emulator_process("showdown", "--pty")
+    d = Driver.open(path)
+    try:
+        proc.terminate()
+        proc.wait(timeout=10)
+        with pytest.raises(LinkClosed):
+            d.wait_for(lambda f: False, 5_000_000, "anything")
+    finally:
+        d.close()
+
+
+def test_real_clock_in_process_clock_sync_within_uncertainty():
+    with Driver.open("emu://showdown?clock=real") as d:
+        est = d.sync_clock(16)
+        dev = d.link._on_close.device          # the emulator's Device, for the true clock
+        host = d.now_us()
+        true_dev = dev.now()
+        # device time read after host time: the true value can only be later, by the call's duration
+        assert est.to_device(host) - est.uncertainty_us - 1 <= true_dev
+        host2 = d.now_us()
+        assert abs(est.to_device(host2) - dev.now()) <= est.uncertainty_us + (d.now_us() - host) + 1
