@@ -1,0 +1,402 @@
+"""The device core: one emulated unit's protocol side, around a unit model.
+
+Bytes in (receive), bytes out (take_output). In between: the stream decoder, every
+command of protocol/messages.yaml, NAKs for every bad-input case of
+protocol/DECISIONS.md, header and event sequence numbers, the 64-event ring for
+EVENT_RESEND, the 16-deep INJECT queue, configuration, the seeded random generator,
+and the u32 device time. The game rules live in the unit model (emulator/model.py
+documents the model API); the passing of time lives in the clock (emulator/clock.py).
+The core does no I/O: a link or a serving loop moves its bytes.
+
+Device time: unwrapped microseconds t = boot_time_us + (clock time - clock time at
+boot); the wire carries t mod 2**32. boot_time_us lets a test start the counter just
+before the wrap. A reboot restarts the counter at boot_time_us, as a
+microcontroller's timer would.
+
+Ordering choices the decisions leave open (protocol/SPEC.md states them):
+- A command's reply is sent before the events it caused (RESET reboot: ACK, then
+  BOOT; EVENT_RESEND: ACK, then the events; INPUT: ACK, then INPUT_SEEN and its
+  consequences). ACK.value for INPUT = event_seq of that INPUT_SEEN.
+- INPUT_SEEN of an input edge precedes the events the edge caused; its header time
+  is the edge's time (for INJECT, at_us; for INPUT, the time the frame completed).
+- A frame whose header major version differs is answered NAK bad_version (detail =
+  the device's major), like a HELLO with another host_major. A frame of a type that
+  is not a command is answered NAK unknown_type. Too-short frames and COBS errors
+  are dropped and counted (dropped_frames), no NAK.
+- NAK wrong_state carries the unit's state in detail; bad_version the device major.
+- RESET new_game keeps pending INJECT stimuli (they belong to the test, not the
+  game); RESET reboot drops them.
+
+Test hooks: drop_next_events(n, name=None) keeps the next n events (of that message
+name, if given) off the wire once; they stay in the ring, so EVENT_RESEND recovers
+them, exactly like events lost on a noisy line.
+"""
+from __future__ import annotations
+
+import hashlib
+import importlib
+import random
+from collections import deque
+
+import protocol
+from protocol import ENUMS, NONE_U16, FrameError, StreamDecoder, encode, msg
+from protocol.catalogue import EVENT_BUFFER, INJECT_QUEUE, MAJOR, MINOR, params_for
+from protocol.devtime import diff, wrap
+
+from .clock import INPUT
+from .model import DISPOSITION, ERROR, UnitModel
+
+FIRMWARE = (0, 1, 0)
+KIND = ENUMS["unit_kind"]
+SOURCE = ENUMS["input_source"]
+BOOT_REASON = ENUMS["boot_reason"]
+CAP = ENUMS["capability"]
+RESET_MODE = ENUMS["reset_mode"]
+ACTION = ENUMS["action"]
+
+_UNATTRIBUTED = {"bad_crc": ERROR.bad_crc, "too_long": ERROR.frame_too_long}
+_ATTRIBUTED = {"unknown_type": ERROR.unknown_type, "bad_length": ERROR.bad_length,
+               "bad_version": ERROR.bad_version}
+
+
+def model_class(kind: str) -> type[UnitModel]:
+    """The model of a unit kind: emulator/<kind>.py's MODEL."""
+    if kind not in KIND.__members__:
+        raise ValueError(f"unknown unit kind {kind!r}; the catalogue has {', '.join(KIND.__members__)}")
+    try:
+        module = importlib.import_module(f"emulator.{kind}")
+    except ModuleNotFoundError as exc:
+        if exc.name != f"emulator.{kind}":
+            raise
+        raise ValueError(f"no emulator model for unit kind {kind!r} yet") from None
+    return module.MODEL
+
+
+def _check_options(cls: type[UnitModel], options: dict) -> dict:
+    out = {}
+    for name, value in options.items():
+        if name not in cls.OPTIONS:
+            raise TypeError(f"{cls.KIND}: unknown unit option {name!r}; options: {', '.join(cls.OPTIONS) or 'none'}")
+        _default, lo, hi = cls.OPTIONS[name]
+        if not isinstance(value, int) or not lo <= value <= hi:
+            raise ValueError(f"{cls.KIND}: {name} must be an integer in [{lo}, {hi}], not {value!r}")
+        out[name] = value
+    return out
+
+
+class Device:
+    def __init__(self, kind: str, clock, *, seed: int = 1, serial: int = 1, boot_time_us: int = 0,
+                 salt: bytes = b"", **unit_options):
+        self.kind = kind
+        self.model_cls = model_class(kind)
+        self.options = _check_options(self.model_cls, unit_options)
+        if not 0 <= seed <= 0xFFFFFFFF:
+            raise ValueError(f"seed must be a u32, not {seed}")
+        if not 0 <= serial <= 0xFFFFFFFF:
+            raise ValueError(f"serial must be a u32, not {serial}")
+        if not 0 <= boot_time_us <= 0xFFFFFFFF:
+            raise ValueError(f"boot_time_us must be a u32, not {boot_time_us}")
+        self.clock = clock
+        self.seed = seed
+        self.serial = serial
+        self.boot_time_us = boot_time_us
+        self.salt = salt                  # mixed into boot ids: a served unit gets fresh ones per run
+        self.params = {p.name: p for p in params_for(kind)}
+        self.caps = sum(1 << CAP[c] for c in self.model_cls.CAPS)
+        self.decoder = StreamDecoder()
+        self.rng = random.Random(seed)
+        self.config: dict[str, int] = {}
+        self.output = bytearray()
+        self.boots = 0
+        self.dropped_frames = 0           # garbage and COBS errors: counted, never answered
+        self.epoch = 0
+        self.boot_id = 0
+        self.model: UnitModel | None = None
+        self._timers: set = set()
+        self._injects: dict[int, object] = {}
+        self._inject_id = 0
+        self._tx_seq = 0
+        self._event_seq = 0
+        self._ring: deque = deque(maxlen=EVENT_BUFFER)
+        self._held: list | None = None
+        self._drops: list[list] = []
+        self._reboot_pending = False
+        self._inputs = frozenset(int(i) for i in self.model_cls.INPUTS)
+
+    # ---- life cycle ----
+    def start(self) -> None:
+        """Power on: the first BOOT."""
+        self._boot(BOOT_REASON.power_on)
+
+    def _boot(self, reason: int) -> None:
+        self._cancel_timers()
+        self._cancel_injects()
+        self.epoch = self.clock.now()
+        self._tx_seq = 0
+        self._event_seq = 0
+        self._inject_id = 0
+        self._ring.clear()
+        self.config.clear()
+        self.config.update({name: p.default for name, p in self.params.items()})
+        self.config["rng_seed"] = self.seed
+        self.rng.seed(self.seed)
+        self.boots += 1
+        digest = hashlib.sha256(b"%d:%d:%d:" % (self.serial, self.seed, self.boots) + self.salt).digest()
+        self.boot_id = int.from_bytes(digest[:4], "little") or 1
+        self.model = self.model_cls(self, **self.options)
+        self.emit(msg.BOOT, boot_id=self.boot_id, reason=reason)
+        self.model.power_on(self.now())
+
+    # ---- time ----
+    def now(self) -> int:
+        """Unwrapped device time."""
+        return self.boot_time_us + self.clock.now() - self.epoch
+
+    def to_clock(self, t: int) -> int:
+        return t - self.boot_time_us + self.epoch
+
+    def call_at(self, t: int, fn, *args, priority=None):
+        """Schedule fn(t, *args) at device time t (model timers; cancelled on reset)."""
+        timers = self._timers
+
+        def run():
+            timers.discard(handle)
+            fn(t, *args)
+
+        handle = self.clock.call_at(self.to_clock(t), run) if priority is None else \
+            self.clock.call_at(self.to_clock(t), run, priority=priority)
+        timers.add(handle)
+        return handle
+
+    def _cancel_timers(self) -> None:
+        for handle in self._timers:
+            handle.cancel()
+        self._timers.clear()
+
+    def _cancel_injects(self) -> int:
+        n = len(self._injects)
+        for handle in self._injects.values():
+            handle.cancel()
+        self._injects.clear()
+        return n
+
+    # ---- output ----
+    def take_output(self) -> bytes:
+        out = bytes(self.output)
+        self.output.clear()
+        return out
+
+    def _send(self, m, time_us: int) -> None:
+        self.output += encode(m, self._tx_seq, time_us)
+        self._tx_seq = (self._tx_seq + 1) & 0xFFFF
+
+    def emit(self, cls, at: int | None = None, **fields) -> None:
+        """Emit an event now (or with header time at). Held while a command is answered."""
+        t = self.now() if at is None else at
+        if self._held is not None:
+            self._held.append((cls, fields, t))
+        else:
+            self._emit(cls, fields, t)
+
+    def _emit(self, cls, fields: dict, t: int) -> None:
+        seq = self._event_seq
+        self._event_seq = (seq + 1) & 0xFFFF
+        m = cls(seq, **fields)
+        time_us = wrap(t)
+        self._ring.append((seq, time_us, m))
+        if self._drops and self._dropping(m):
+            return
+        self._send(m, time_us)
+
+    def _dropping(self, m) -> bool:
+        for drop in self._drops:
+            if drop[1] is None or drop[1] == m.NAME:
+                drop[0] -= 1
+                if drop[0] <= 0:
+                    self._drops.remove(drop)
+                return True
+        return False
+
+    def drop_next_events(self, n: int = 1, name: str | None = None) -> None:
+        """Keep the next n events (only those named name, if given) off the wire, once."""
+        if name is not None and name not in protocol.BY_NAME:
+            raise ValueError(f"no message named {name!r}")
+        if n > 0:
+            self._drops.append([n, name])
+
+    def _flush_held(self, held: list) -> None:
+        for cls, fields, t in held:
+            self.emit(cls, at=t, **fields)
+
+    # ---- inputs ----
+    def apply_input(self, t: int, inp: int, action: int, value: int, source: int) -> tuple[int, int, int]:
+        """One input edge at device time t: the model acts, INPUT_SEEN goes first.
+        Returns (disposition, detail, event_seq of the INPUT_SEEN)."""
+        outer, self._held = self._held, []
+        try:
+            disposition, detail = self.model.on_input(t, inp, action, value)
+        finally:
+            caused, self._held = self._held, outer
+        seen = self._event_seq + (len(outer) if outer is not None else 0)
+        self.emit(msg.INPUT_SEEN, at=t, input=inp, action=action, value=value, source=source,
+                  disposition=disposition, detail=detail)
+        self._flush_held(caused)
+        return disposition, detail, seen & 0xFFFF
+
+    def _valid_input(self, inp: int, action: int) -> bool:
+        return inp in self._inputs and action in (ACTION.press, ACTION.release)
+
+    def _run_inject(self, t: int, sid: int, inp: int, action: int, value: int) -> None:
+        self._injects.pop(sid, None)
+        self.apply_input(t, inp, action, value, SOURCE.injected)
+
+    # ---- bytes in ----
+    def receive(self, data: bytes) -> None:
+        """Bytes that arrived now. Every frame they complete is handled at this device time."""
+        t = self.now()
+        for item in self.decoder.feed(data):
+            if isinstance(item, FrameError):
+                self._frame_error(item)
+            else:
+                self._command(item, t)
+
+    def _frame_error(self, err: FrameError) -> None:
+        if err.kind in _UNATTRIBUTED:
+            self._nak_raw(0xFFFF, 0xFF, _UNATTRIBUTED[err.kind])
+        elif err.kind in _ATTRIBUTED:
+            self._nak_raw(err.seq, err.type_id, _ATTRIBUTED[err.kind], MAJOR if err.kind == "bad_version" else 0)
+        else:
+            self.dropped_frames += 1
+
+    def _nak_raw(self, seq: int, type_id: int, error: int, detail: int = 0) -> None:
+        self._send(msg.NAK(seq, type_id, error, detail), wrap(self.now()))
+
+    def _command(self, frame, t: int) -> None:
+        m = frame.msg
+        handler = _HANDLERS.get(m.NAME) if m.KIND == "command" else None
+        if handler is None:
+            self._nak_raw(frame.seq, m.ID, ERROR.unknown_type)
+            return
+        self._held = []
+        try:
+            reply = handler(self, frame, m, t)
+            if isinstance(reply, int):
+                reply = msg.NAK(frame.seq, m.ID, reply, self.model.state if reply == ERROR.wrong_state else 0)
+            if reply is not None:
+                self._send(reply, wrap(self.now()))
+        finally:
+            held, self._held = self._held, None
+        if self._reboot_pending:
+            self._reboot_pending = False
+            self._boot(BOOT_REASON.reset_command)
+            return
+        self._flush_held(held)
+
+    # ---- commands: each returns its reply, or an error code for a NAK ----
+    def _hello(self, f, m, t):
+        if m.host_major != MAJOR:
+            return msg.NAK(f.seq, m.ID, ERROR.bad_version, MAJOR)
+        model = self.model
+        return msg.IDENTITY(
+            cmd_seq=f.seq, kind=KIND[self.kind], proto_major=MAJOR, proto_minor=MINOR,
+            fw_major=FIRMWARE[0], fw_minor=FIRMWARE[1], fw_patch=FIRMWARE[2], serial=self.serial,
+            boot_id=self.boot_id, caps=self.caps, catalog_crc=protocol.CATALOG_CRC,
+            card_capacity=getattr(model, "card_capacity", 0), players=getattr(model, "players", 0),
+            event_buffer=EVENT_BUFFER, inject_queue=INJECT_QUEUE, seed=self.config["rng_seed"])
+
+    def _time_sync(self, f, m, t):
+        return msg.TIME_SYNC_REPLY(f.seq, m.t1_host_us, wrap(t), wrap(self.now()))
+
+    def _config_get(self, f, m, t):
+        p = protocol.PARAMS_BY_ID.get(m.param)
+        if p is None or p.name not in self.params:
+            return ERROR.unknown_param
+        return msg.CONFIG_VALUE(f.seq, m.param, self.config[p.name])
+
+    def _config_set(self, f, m, t):
+        p = protocol.PARAMS_BY_ID.get(m.param)
+        if p is None or p.name not in self.params:
+            return ERROR.unknown_param
+        if self.model.state not in self.model.IDLE_STATES:
+            return ERROR.wrong_state
+        if not p.min <= m.value <= p.max:
+            return ERROR.bad_value
+        proposed = dict(self.config, **{p.name: m.value})
+        error = self.model.check_config(p.name, m.value, proposed)
+        if error:
+            return ERROR[error]
+        self.config[p.name] = m.value
+        if p.name == "rng_seed":
+            self.rng.seed(m.value)
+        return msg.CONFIG_VALUE(f.seq, m.param, m.value)
+
+    def _status_get(self, f, m, t):
+        return msg.STATUS(f.seq, self.model.state, self.model.cards, self._event_seq, len(self._injects),
+                          self.boot_id)
+
+    def _event_resend(self, f, m, t):
+        wanted = [e for e in self._ring if (e[0] - m.first_seq) & 0xFFFF < m.count]
+        self._send(msg.ACK(f.seq, m.ID, len(wanted)), wrap(self.now()))
+        for _seq, time_us, event in wanted:
+            self._send(event, time_us)
+        return None
+
+    def _input(self, f, m, t):
+        if not self._valid_input(m.input, m.action):
+            return ERROR.bad_value
+        disposition, detail, seen = self.apply_input(t, m.input, m.action, m.value, SOURCE.host)
+        if disposition == DISPOSITION.refused:
+            return detail
+        return msg.ACK(f.seq, m.ID, seen)
+
+    def _inject(self, f, m, t):
+        if not self._valid_input(m.input, m.action):
+            return ERROR.bad_value
+        ahead = diff(m.at_us, wrap(t))
+        if ahead <= 0:
+            return ERROR.too_late
+        if len(self._injects) >= INJECT_QUEUE:
+            return ERROR.queue_full
+        self._inject_id = self._inject_id % NONE_U16 + 1
+        sid = self._inject_id
+        at = t + ahead
+        self._injects[sid] = self.clock.call_at(self.to_clock(at), self._run_inject, at, sid, m.input,
+                                                m.action, m.value, priority=INPUT)
+        return msg.ACK(f.seq, m.ID, sid)
+
+    def _inject_cancel(self, f, m, t):
+        return msg.ACK(f.seq, m.ID, self._cancel_injects())
+
+    def _reset(self, f, m, t):
+        if m.mode == RESET_MODE.reboot:
+            self._reboot_pending = True
+        elif m.mode == RESET_MODE.new_game:
+            self._new_game(t)
+        else:
+            return ERROR.bad_value
+        return msg.ACK(f.seq, m.ID, 0)
+
+    def _new_game(self, t: int) -> None:
+        old = self.model
+        self._cancel_timers()
+        old.shutdown(t)
+        self.model = self.model_cls(self, **self.options)
+        self.model.power_on(t)
+        self.emit(msg.STATE, state=self.model.state, previous=old.state)
+
+    # ---- introspection for tests and tools ----
+    @property
+    def next_event_seq(self) -> int:
+        return self._event_seq
+
+    @property
+    def pending_injects(self) -> int:
+        return len(self._injects)
+
+
+_HANDLERS = {
+    "HELLO": Device._hello, "TIME_SYNC": Device._time_sync, "CONFIG_GET": Device._config_get,
+    "CONFIG_SET": Device._config_set, "STATUS_GET": Device._status_get, "EVENT_RESEND": Device._event_resend,
+    "INPUT": Device._input, "INJECT": Device._inject, "INJECT_CANCEL": Device._inject_cancel,
+    "RESET": Device._reset,
+}

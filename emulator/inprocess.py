@@ -1,0 +1,136 @@
+"""The emulator inside the host's process, behind the harness's link interface.
+
+VirtualLink: a unit on the virtual clock, no threads. Time moves only inside read():
+to the next scheduled device activity, or by the whole timeout when nothing is due.
+Host time is derived from device time:
+
+    host_us = host_offset_us + floor(clock_us * 1e6 / (1e6 + drift_ppm))
+
+where clock_us counts device microseconds since the link was made. drift_ppm > 0
+means the device's crystal runs fast: it counts (1 + drift_ppm/1e6) us per host us.
+Bytes written arrive at the device at the current time, and the device answers at
+once (zero transmission and processing time), so time-sync round trips are 0.
+true_offset_us(host_us) is the exact device - host offset (device time unwrapped,
+as a host's unwrapper that started at the BOOT frame sees it).
+
+start_real: a unit on the real clock served from a thread on one end of a
+socketpair; the caller reads and writes the other end.
+"""
+from __future__ import annotations
+
+import os
+import socket
+import threading
+from fractions import Fraction
+from math import floor
+
+from .clock import RealClock, VirtualClock
+from .device import Device
+
+
+class VirtualLink:
+    virtual = True
+
+    def __init__(self, kind: str, seed: int = 1, *, serial: int = 1, host_offset_us: int = 5_000_000_000,
+                 boot_time_us: int = 0, drift_ppm: float = 0.0, **unit_options):
+        self.url = f"emu://{kind}?seed={seed}&clock=virtual"
+        self.clock = VirtualClock()
+        self.device = Device(kind, self.clock, seed=seed, serial=serial, boot_time_us=boot_time_us,
+                             **unit_options)
+        self.host_offset_us = host_offset_us
+        self.drift_ppm = drift_ppm
+        # host us per device us; exact rational arithmetic keeps the mapping reproducible
+        self._rate = Fraction(1_000_000) / (1_000_000 + Fraction(drift_ppm))
+        self._host_now = host_offset_us
+        self.closed = False
+        self.device.start()
+
+    # ---- time mapping ----
+    def _host_at(self, clock_us: int) -> int:
+        if self._rate == 1:
+            return self.host_offset_us + clock_us
+        return self.host_offset_us + floor(clock_us * self._rate)
+
+    def _clock_limit(self, host_us: int) -> int:
+        """The last clock time whose exact host time is at most host_us."""
+        if self._rate == 1:
+            return host_us - self.host_offset_us
+        return floor((host_us - self.host_offset_us) / self._rate)
+
+    def now_us(self) -> int:
+        return self._host_now
+
+    def device_time_at(self, host_us: int) -> int | float:
+        """Unwrapped device time at host_us (exact; a float only when drift makes it fractional)."""
+        clock_us = (host_us - self.host_offset_us) / self._rate
+        t = self.device.boot_time_us - self.device.epoch + clock_us
+        return int(t) if t.denominator == 1 else float(t)
+
+    def true_offset_us(self, host_us: int | None = None) -> int | float:
+        """device time - host time at host_us (default: now): what time sync estimates."""
+        h = self._host_now if host_us is None else host_us
+        return self.device_time_at(h) - h
+
+    # ---- link interface ----
+    def write(self, data: bytes) -> None:
+        self._check_open()
+        self.device.receive(bytes(data))
+        self.clock.run_due()
+
+    def read(self, timeout_us: int) -> tuple[bytes, int]:
+        self._check_open()
+        out = self.device.take_output()
+        if out:
+            return out, self._host_now
+        limit_host = self._host_now + max(0, int(timeout_us))
+        limit = max(self.clock.now(), self._clock_limit(limit_host))
+        while (due := self.clock.run_next(limit)) is not None:
+            self._host_now = max(self._host_now, self._host_at(due))
+            out = self.device.take_output()
+            if out:
+                return out, self._host_now
+        self.clock.advance_to(limit)
+        self._host_now = limit_host
+        return b"", self._host_now
+
+    def close(self) -> None:
+        self.closed = True
+
+    def _check_open(self) -> None:
+        if self.closed:
+            raise ConnectionError(f"{self.url}: link is closed")
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+def start_real(kind: str, seed: int = 1, *, serial: int = 1, boot_time_us: int = 0, pin_due: bool = False,
+               **unit_options):
+    """A real-clock unit served from a thread. Returns (host end socket, stop()).
+    stop() ends the thread and closes the emulator's end; the caller closes its own."""
+    from .serve import Server, SocketPort
+
+    host_end, unit_end = socket.socketpair()
+    clock = RealClock(pin_due=pin_due)
+    device = Device(kind, clock, seed=seed, serial=serial, boot_time_us=boot_time_us, salt=os.urandom(8),
+                    **unit_options)
+    server = Server(clock)
+    server.add(device, SocketPort(unit_end, f"socketpair:{kind}"))
+    device.start()
+    thread = threading.Thread(target=server.run, name=f"emulator-{kind}", daemon=True)
+    thread.start()
+    stopped = []
+
+    def stop() -> None:
+        if stopped:
+            return
+        stopped.append(True)
+        server.stop()
+        thread.join(timeout=5)
+        server.close()
+
+    stop.device = device  # type: ignore[attr-defined]  # for tests; touch only after stop()
+    return host_end, stop

@@ -1,0 +1,155 @@
+"""The unit model API: how an emulated unit is written.
+
+A unit model is the game logic of one unit kind and nothing else. The device core
+(emulator/device.py) owns everything protocol: bytes, frames, commands, replies,
+NAKs, sequence numbers, the event ring, injected stimuli, configuration, the clock
+and the random generator. A model does no I/O and never looks at a real clock, so
+the same model runs unchanged on the virtual clock (tests, exact) and the real one
+(serving).
+
+Writing a model
+---------------
+Put it in emulator/<kind>.py (kind as in the catalogue enum unit_kind), subclass
+UnitModel, and end the module with ``MODEL = YourModel``; the core finds it by the
+kind's name (device.model_class). Class attributes to declare:
+
+    KIND          "flash"
+    INPUTS        the valid input ids, e.g. protocol.ENUMS["flash_input"]
+    STATES        the state enum, e.g. protocol.ENUMS["flash_state"]
+    POWER_ON      the state a fresh model starts in (no event is emitted for it)
+    IDLE_STATES   states in which CONFIG_SET is allowed (else NAK wrong_state)
+    CAPS          capability names (catalogue enum capability) for IDENTITY.caps
+    OPTIONS       unit options a user may set when creating the unit, name ->
+                  (default, min, max); card_capacity and players are reported in
+                  IDENTITY when present
+
+The core creates the model with Model(core, **options) at every boot and every
+RESET new_game, then calls power_on(t). Hooks a model implements:
+
+    power_on(t)                        start in POWER_ON; emit nothing (the core
+                                       emits BOOT, or STATE on RESET new_game)
+    on_input(t, input, action, value)  one input edge at device time t; return
+                                       ACTED, REPORTED or refused("wrong_state" |
+                                       "bad_value" | ...). The core emits
+                                       INPUT_SEEN for it first, then whatever the
+                                       model emitted while handling it, and answers
+                                       an INPUT command ACK or NAK accordingly.
+    check_config(name, value, config)  cross-parameter rules: return an error name
+                                       (e.g. "bad_value") to refuse, None to accept.
+                                       Per-parameter ranges are checked by the core.
+    cards                              property, reported in STATUS.cards
+    shutdown(t)                        the game is being thrown away (RESET
+                                       new_game): the default turns every lit light
+                                       off with LIGHT events
+
+Helpers a model calls (all times are unwrapped device microseconds: integers that
+do not wrap; put devtime.wrap(t) in u32 message fields):
+
+    self.config[name]            current configuration (read it when needed: it can
+                                 change while the unit is idle)
+    self.rng                     the unit's one random.Random (seeded from rng_seed)
+    self.emit(MsgClass, **f)     emit an event now; event_seq is filled in
+    self.at(t, fn, *args)        call fn(t, *args) at device time t; returns a handle
+                                 with cancel(). Timers run after inputs due at the
+                                 same t. t is the due time, also on the real clock
+                                 where the call may come a little late: compute
+                                 from t, not from now().
+    self.now()                   device time now (the real clock's processing time)
+    self.set_state(s)            change state; emits STATE(s, previous) on a change
+    self.light(light, mode, target=0), self.sound(sound, arg=0)
+                                 LIGHT / SOUND events; lights are tracked so that
+                                 shutdown() can turn them off
+
+A rule about time boundaries: because inputs run before timers at one instant, an
+input at exactly a deadline reaches the model while the deadline's timer is still
+pending. When the rule says the deadline comes first (half-open windows), the model
+runs the deadline's work itself from on_input and cancels the timer (see
+showdown.py, _catch_up).
+"""
+from __future__ import annotations
+
+from typing import Callable
+
+from protocol import ENUMS, msg
+
+DISPOSITION = ENUMS["disposition"]
+ERROR = ENUMS["error"]
+
+#: on_input results: (disposition, detail)
+ACTED = (DISPOSITION.acted, 0)
+REPORTED = (DISPOSITION.reported, 0)
+
+DEFAULT_CAPS = ("test_mode", "host_input", "time_sync", "event_resend", "config_set")
+
+
+def refused(error: str) -> tuple[int, int]:
+    return (DISPOSITION.refused, ERROR[error])
+
+
+class UnitModel:
+    KIND = ""
+    INPUTS: tuple[int, ...] | type = ()
+    STATES: type | None = None
+    POWER_ON = 0
+    IDLE_STATES: tuple[int, ...] = ()
+    CAPS: tuple[str, ...] = DEFAULT_CAPS
+    OPTIONS: dict[str, tuple[int, int, int]] = {}
+
+    def __init__(self, core, **options):
+        self.core = core
+        self.config = core.config
+        self.rng = core.rng
+        self.state = self.POWER_ON
+        self.lights: dict[tuple[int, int], tuple[int, int]] = {}   # key -> (mode, target)
+        for name, (default, _lo, _hi) in self.OPTIONS.items():
+            setattr(self, name, options.get(name, default))
+
+    # ---- hooks ----
+    def power_on(self, t: int) -> None:
+        pass
+
+    def on_input(self, t: int, inp: int, action: int, value: int) -> tuple[int, int]:
+        return REPORTED
+
+    def check_config(self, name: str, value: int, config: dict) -> str | None:
+        return None
+
+    @property
+    def cards(self) -> int:
+        return 0
+
+    def shutdown(self, t: int) -> None:
+        for (light, _), (mode, target) in list(self.lights.items()):
+            if mode:
+                self.light(light, 0, target)
+
+    # ---- helpers ----
+    def emit(self, cls, **fields) -> None:
+        self.core.emit(cls, **fields)
+
+    def at(self, t: int, fn: Callable, *args):
+        return self.core.call_at(t, fn, *args)
+
+    def now(self) -> int:
+        return self.core.now()
+
+    def set_state(self, state: int) -> None:
+        if state != self.state:
+            previous, self.state = self.state, state
+            self.emit(msg.STATE, state=state, previous=previous)
+
+    def light(self, light: int, mode: int, target: int = 0) -> None:
+        """target is part of a light's identity only for lights that have one per target
+        (the Flash player buttons); a model with one lamp that points somewhere passes
+        the same light id with different targets and overrides light_key."""
+        self.lights[self.light_key(light, target)] = (mode, target)
+        self.emit(msg.LIGHT, light=light, mode=mode, target=target)
+
+    def light_key(self, light: int, target: int) -> tuple[int, int]:
+        return (light, target)
+
+    def light_mode(self, light: int, target: int = 0) -> int:
+        return self.lights.get(self.light_key(light, target), (0, 0))[0]
+
+    def sound(self, sound: int, arg: int = 0) -> None:
+        self.emit(msg.SOUND, sound=sound, arg=arg)

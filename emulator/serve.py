@@ -1,0 +1,267 @@
+"""Serving emulated units over ptys, TCP or a socketpair, on the real clock.
+
+One thread, one loop, any number of units sharing one clock. The loop blocks in
+select() until a byte arrives or until SPIN_US before the next due timer, then
+busy-waits the last stretch so timers (verdicts above all) run within a few
+microseconds of their due time: select's wake-up is only as precise as the
+kernel's timer slack (50 us by default), plus scheduling.
+
+Each unit's byte stream is a Port. A pty keeps its slave end open in the server,
+so a client may open, close and reopen the device path without the master
+reporting a hang-up (output written while nobody listens waits in the pty, up to
+a bound). A TCP port serves one client at a time: a new connection replaces the
+old one, output while nobody is connected is dropped (EVENT_RESEND can recover
+it), and the unit keeps running across connections.
+"""
+from __future__ import annotations
+
+import errno
+import os
+import select
+import socket
+import tty
+
+SPIN_US = 200
+READ_SIZE = 4096
+MAX_PENDING = 256 * 1024      # output kept for a slow or absent reader; older bytes are dropped
+
+
+class Port:
+    """One unit's byte stream, non-blocking, with an output queue."""
+
+    name = ""
+
+    def __init__(self) -> None:
+        self.pending = bytearray()
+        self.reconnected = False     # set when a new peer appeared: the decoder restarts
+
+    def read_fds(self) -> list[int]:
+        raise NotImplementedError
+
+    def on_readable(self, fd: int) -> bytes:
+        raise NotImplementedError
+
+    def write_fd(self) -> int | None:
+        return None
+
+    def _write(self, data) -> int:
+        raise NotImplementedError
+
+    def send(self, data: bytes) -> None:
+        self.pending += data
+        if len(self.pending) > MAX_PENDING:
+            del self.pending[:len(self.pending) - MAX_PENDING]
+        self.flush()
+
+    def flush(self) -> None:
+        while self.pending:
+            try:
+                n = self._write(self.pending)
+            except BlockingIOError:
+                return
+            except OSError:
+                self.pending.clear()
+                return
+            if n <= 0:
+                return
+            del self.pending[:n]
+
+    def close(self) -> None:
+        pass
+
+
+class PtyPort(Port):
+    def __init__(self) -> None:
+        super().__init__()
+        self.master, self.slave = os.openpty()
+        tty.setraw(self.master)
+        tty.setraw(self.slave)
+        os.set_blocking(self.master, False)
+        self.name = os.ttyname(self.slave)
+
+    def read_fds(self):
+        return [self.master]
+
+    def on_readable(self, fd):
+        try:
+            return os.read(self.master, READ_SIZE)
+        except (BlockingIOError, InterruptedError):
+            return b""
+        except OSError as exc:
+            if exc.errno == errno.EIO:
+                return b""
+            raise
+
+    def write_fd(self):
+        return self.master if self.pending else None
+
+    def _write(self, data):
+        return os.write(self.master, data)
+
+    def close(self):
+        for fd in (self.master, self.slave):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+
+
+class SocketPort(Port):
+    """A connected stream socket (one end of a socketpair)."""
+
+    def __init__(self, sock: socket.socket, name: str) -> None:
+        super().__init__()
+        self.sock: socket.socket | None = sock
+        sock.setblocking(False)
+        self.name = name
+
+    def read_fds(self):
+        return [self.sock.fileno()] if self.sock is not None else []
+
+    def on_readable(self, fd):
+        try:
+            data = self.sock.recv(READ_SIZE)
+        except (BlockingIOError, InterruptedError):
+            return b""
+        except OSError:
+            data = b""
+        if not data:
+            self._lost()
+        return data
+
+    def _lost(self) -> None:
+        if self.sock is not None:
+            self.sock.close()
+            self.sock = None
+        self.pending.clear()
+
+    def write_fd(self):
+        return self.sock.fileno() if self.sock is not None and self.pending else None
+
+    def _write(self, data):
+        if self.sock is None:
+            self.pending.clear()
+            return 0
+        return self.sock.send(data)
+
+    def close(self):
+        self._lost()
+
+
+class TcpPort(SocketPort):
+    def __init__(self, host: str, port: int) -> None:
+        listener = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM)
+        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        listener.bind((host, port))
+        listener.listen(4)
+        listener.setblocking(False)
+        self.listener = listener
+        bound = listener.getsockname()
+        shown = f"[{bound[0]}]" if ":" in bound[0] else bound[0]
+        Port.__init__(self)
+        self.sock = None
+        self.address = (bound[0], bound[1])
+        self.name = f"socket://{shown}:{bound[1]}"
+
+    def read_fds(self):
+        return [self.listener.fileno()] + super().read_fds()
+
+    def on_readable(self, fd):
+        if fd != self.listener.fileno():
+            return super().on_readable(fd)
+        try:
+            conn, _ = self.listener.accept()
+        except (BlockingIOError, InterruptedError):
+            return b""
+        self._lost()
+        conn.setblocking(False)
+        conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        self.sock = conn
+        self.reconnected = True
+        return b""
+
+    def close(self):
+        super().close()
+        self.listener.close()
+
+
+class Server:
+    def __init__(self, clock) -> None:
+        self.clock = clock
+        self.units: list[tuple[object, Port]] = []
+        self._stopping = False
+        self._wake_r, self._wake_w = os.pipe()
+        os.set_blocking(self._wake_r, False)
+        os.set_blocking(self._wake_w, False)
+
+    def add(self, device, port: Port) -> None:
+        self.units.append((device, port))
+
+    def stop(self) -> None:
+        """Safe from a signal handler or another thread."""
+        self._stopping = True
+        try:
+            os.write(self._wake_w, b"\0")
+        except OSError:
+            pass
+
+    def run(self) -> None:
+        clock = self.clock
+        while not self._stopping:
+            self._drain()
+            readers: dict[int, tuple] = {self._wake_r: (None, None)}
+            writers: dict[int, Port] = {}
+            for device, port in self.units:
+                for fd in port.read_fds():
+                    readers[fd] = (device, port)
+                wfd = port.write_fd()
+                if wfd is not None:
+                    writers[wfd] = port
+            due = clock.next_due()
+            timeout = None if due is None else max(0, due - clock.now() - SPIN_US) / 1e6
+            try:
+                readable, writable, _ = select.select(list(readers), list(writers), [], timeout)
+            except InterruptedError:
+                continue
+            for fd in readable:
+                device, port = readers[fd]
+                if device is None:
+                    self._drain_wake()
+                    continue
+                data = port.on_readable(fd)
+                if port.reconnected:
+                    port.reconnected = False
+                    device.decoder.reset()
+                if data:
+                    clock.run_due()         # what was due before these bytes came happened first
+                    device.receive(data)
+            for fd in writable:
+                writers[fd].flush()
+            due = clock.next_due()
+            if due is not None and due - clock.now() <= SPIN_US:
+                while clock.now() < due:
+                    pass
+            clock.run_due()
+        self._drain()
+
+    def _drain(self) -> None:
+        for device, port in self.units:
+            out = device.take_output()
+            if out:
+                port.send(out)
+
+    def _drain_wake(self) -> None:
+        try:
+            while os.read(self._wake_r, 64):
+                pass
+        except (BlockingIOError, OSError):
+            pass
+
+    def close(self) -> None:
+        for _device, port in self.units:
+            port.close()
+        for fd in (self._wake_r, self._wake_w):
+            try:
+                os.close(fd)
+            except OSError:
+                pass

@@ -1,0 +1,214 @@
+"""The Showdown unit (DEVICES.md section 1, protocol/DECISIONS.md "Showdown unit").
+
+Windows are half-open, each starting at its cause: a paddle press counts from the
+green time inclusive (1 us earlier is a false start); a second press ties while
+t2 - t1 < tie_window_us; a first press is in time while t < green + go_timeout_us.
+A press at exactly a window's end reaches the model before the timer of that end
+(inputs run first), so _catch_up runs the end's work first when the rule puts it
+first. The one exception the decisions make: a second press at exactly
+t1 + tie_window_us is recorded in the first_press verdict (not a tie).
+"""
+from __future__ import annotations
+
+from protocol import ENUMS, NONE_I32, NONE_U8, NONE_U32, msg
+from protocol.devtime import wrap
+
+from .model import ACTED, DEFAULT_CAPS, REPORTED, UnitModel, refused
+
+INPUT = ENUMS["showdown_input"]
+STATE = ENUMS["showdown_state"]
+LIGHT = ENUMS["showdown_light"]
+SOUND = ENUMS["showdown_sound"]
+REASON = ENUMS["showdown_reason"]
+SIDE = ENUMS["side"]
+MODE = ENUMS["light_mode"]
+PRESS = ENUMS["action"].press
+
+
+def land_on_b(rng, d: int, window: int) -> bool:
+    """One card of a tie: d = t_b - t_a (> 0: A pressed first, the cards fly toward B).
+    P(B side) = clamp(1/2 + d/W, 0, 1): certain for |d| >= W/2, a coin for d = 0."""
+    return rng.randrange(2 * window) < window + 2 * d
+
+
+class Showdown(UnitModel):
+    KIND = "showdown"
+    INPUTS = INPUT
+    STATES = STATE
+    POWER_ON = STATE.empty
+    IDLE_STATES = (STATE.empty, STATE.loaded)
+    CAPS = DEFAULT_CAPS + ("landing_sensor",)
+    OPTIONS = {"card_capacity": (12, 1, 254), "players": (2, 2, 2)}
+
+    def __init__(self, core, **options):
+        super().__init__(core, **options)
+        self.tray = 0               # cards in the tray
+        self.in_play = 0            # cards of the running showdown
+        self.green_t = 0
+        self.beep_k = 0
+        self.first: int | None = None      # side of the first valid press
+        self.press: list[int | None] = [None, None]
+        self.tie = False
+        self.timer = None           # the one pending timer: beep, green, no-press, verdict or landing
+
+    @property
+    def cards(self) -> int:
+        return self.tray
+
+    def light_key(self, light: int, target: int) -> tuple[int, int]:
+        return (light, 0)           # one red lamp, whatever side it points at
+
+    def check_config(self, name, value, config):
+        if config["countdown_min_us"] > config["countdown_max_us"]:
+            return "bad_value"
+        if config["flight_us"] <= config["tie_window_us"]:
+            return "bad_value"
+        return None
+
+    # ---- inputs ----
+    def on_input(self, t, inp, action, value):
+        if inp == INPUT.load_cards:
+            return self._load(action, value)
+        if action != PRESS:
+            return REPORTED
+        self._catch_up(t)
+        if inp == INPUT.timer:
+            if self.state == STATE.empty:
+                return refused("wrong_state")
+            if self.state == STATE.loaded:
+                self._countdown(t)
+                return ACTED
+            return REPORTED
+        return self._paddle(t, inp)
+
+    def _load(self, action, value):
+        if self.state not in (STATE.empty, STATE.loaded):
+            return refused("wrong_state")
+        tray = self.tray + value if action == PRESS else self.tray - value
+        if value == 0 or not 0 <= tray <= self.card_capacity:
+            return refused("bad_value")
+        self.tray = tray
+        self.emit(msg.SD_CARDS, cards=tray)
+        self.set_state(STATE.loaded if tray else STATE.empty)
+        return ACTED
+
+    def _catch_up(self, t):
+        """Run the work of a deadline at or before t that the rules put before this input."""
+        if self.state == STATE.countdown and t >= self.green_t:
+            self._cancel()
+            self._green(self.green_t)
+        if self.state == STATE.go and t >= self.green_t + self.config["go_timeout_us"]:
+            self._cancel()
+            self._no_press(self.green_t + self.config["go_timeout_us"])
+        if self.state == STATE.racing and not self.tie and t > self.press[self.first] + self.config["tie_window_us"]:
+            self._cancel()
+            self._first_press_verdict(self.press[self.first] + self.config["tie_window_us"])
+        if self.state == STATE.racing and self.tie and t >= self.press[self.first] + self.config["flight_us"]:
+            self._cancel()
+            self._landing(self.press[self.first] + self.config["flight_us"])
+
+    def _paddle(self, t, side):
+        if self.state == STATE.countdown:
+            self._false_start(t, side)
+            return ACTED
+        if self.state == STATE.go:
+            self._first_press(t, side)
+            return ACTED
+        if self.state == STATE.racing and self.press[side] is None:
+            self.press[side] = t
+            if t - self.press[self.first] < self.config["tie_window_us"]:
+                self.tie = True
+                self._cancel()
+                self.timer = self.at(self.press[self.first] + self.config["flight_us"], self._landing)
+                return ACTED
+        return REPORTED
+
+    # ---- the countdown ----
+    def _countdown(self, t):
+        cfg = self.config
+        self.in_play = self.tray
+        self.green_t = t + self.rng.randrange(cfg["countdown_min_us"], cfg["countdown_max_us"] + 1)
+        self.first, self.press, self.tie = None, [None, None], False
+        self.emit(msg.SD_COUNTDOWN, cards=self.in_play)
+        self.light(LIGHT.red, MODE.flash, SIDE.none)
+        self.beep_k = 0
+        self._beep(t)
+        self.set_state(STATE.countdown)
+
+    def _beep(self, t):
+        k = self.beep_k
+        self.emit(msg.SD_BEEP, index=k)
+        self.sound(SOUND.beep, k)
+        nxt = t + self.config["beep_interval_us"]
+        self.beep_k = k + 1
+        self.timer = self.at(nxt, self._beep) if nxt < self.green_t else self.at(self.green_t, self._green)
+
+    def _green(self, t):
+        self.light(LIGHT.red, MODE.off, SIDE.none)
+        self.light(LIGHT.green, MODE.flash, SIDE.none)
+        self.sound(SOUND.go)
+        self.emit(msg.SD_GREEN)
+        self.set_state(STATE.go)
+        self.timer = self.at(t + self.config["go_timeout_us"], self._no_press)
+
+    # ---- outcomes ----
+    def _false_start(self, t, side):
+        self._cancel()
+        self.press[side] = t
+        self.light(LIGHT.red, MODE.on, side)
+        self.sound(SOUND.false_start)
+        self._launch(toward=side)
+        self._verdict(loser=side, reason=REASON.false_start, decisive=t, knowable=t)
+
+    def _first_press(self, t, side):
+        self._cancel()
+        self.first = side
+        self.press[side] = t
+        self._launch(toward=1 - side)
+        self.set_state(STATE.racing)
+        self.timer = self.at(t + self.config["tie_window_us"], self._first_press_verdict)
+
+    def _launch(self, toward):
+        self.tray = 0
+        self.emit(msg.SD_LAUNCH, toward=toward, cards=self.in_play)
+
+    def _first_press_verdict(self, t):
+        self._verdict(loser=1 - self.first, reason=REASON.first_press, decisive=self.press[self.first],
+                      knowable=t)
+
+    def _landing(self, t):
+        w = self.config["tie_window_us"]
+        d = self.press[SIDE.b] - self.press[SIDE.a]
+        on_b = sum(land_on_b(self.rng, d, w) for _ in range(self.in_play))
+        on_a = self.in_play - on_b
+        self.emit(msg.SD_LANDING, landed_a=on_a, landed_b=on_b)
+        if on_a == on_b:
+            loser, reason = SIDE.none, REASON.even_split
+        else:
+            loser, reason = (SIDE.a if on_a > on_b else SIDE.b), REASON.line_tiebreak
+        self._verdict(loser=loser, reason=reason, decisive=max(self.press), knowable=t, landed=(on_a, on_b))
+
+    def _no_press(self, t):
+        self._verdict(loser=SIDE.none, reason=REASON.no_press, decisive=t, knowable=t)
+
+    def _verdict(self, loser, reason, decisive, knowable, landed=(NONE_U8, NONE_U8)):
+        self.timer = None
+        if self.light_mode(LIGHT.green):
+            self.light(LIGHT.green, MODE.off, SIDE.none)
+        pa, pb = self.press
+        green = self.green_t
+        self.emit(msg.SD_VERDICT, loser=loser, reason=reason, cards=self.in_play, landed_a=landed[0],
+                  landed_b=landed[1],
+                  press_a_us=NONE_U32 if pa is None else wrap(pa), press_b_us=NONE_U32 if pb is None else wrap(pb),
+                  reaction_a_us=NONE_I32 if pa is None else pa - green,
+                  reaction_b_us=NONE_I32 if pb is None else pb - green,
+                  green_us=wrap(green), decisive_us=wrap(decisive), knowable_us=wrap(knowable))
+        self.set_state(STATE.loaded if reason == REASON.no_press else STATE.empty)
+
+    def _cancel(self):
+        if self.timer is not None:
+            self.timer.cancel()
+            self.timer = None
+
+
+MODEL = Showdown
