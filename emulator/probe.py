@@ -26,9 +26,10 @@ class FdLink:
 
     @classmethod
     def open_path(cls, path: str) -> "FdLink":
+        import termios
         import tty
         fd = os.open(path, os.O_RDWR | os.O_NOCTTY)
-        tty.setraw(fd)
+        tty.setraw(fd, termios.TCSANOW)     # TCSAFLUSH would discard what the unit already sent
         return cls(fd=fd)
 
     def now_us(self) -> int:
