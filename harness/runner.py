@@ -5,7 +5,8 @@ start time on the device clock, then schedule each step at its device time
 (INJECT when the device has test mode; otherwise wait for that time and press
 with INPUT, measuring how far off the press landed). Event anchors ("green +
 180000") resolve to the latest such event at or before the previous step's
-time, or, if there is none in this race yet, to the first one after it.
+time among those received, or, if there is none yet, to the first one to come;
+"next green" resolves to the first green at or after the previous step's time.
 """
 from __future__ import annotations
 
@@ -190,8 +191,8 @@ class Runner:
         last_t = start
         for step in sc.steps:
             if step.at.anchor in unit.anchors:
-                anchors[step.at.anchor] = self._anchor(unit.anchors[step.at.anchor], anchors["previous"], events,
-                                                       sc, step)
+                anchors[step.at.anchor] = self._anchor(unit.anchors[step.at.anchor], step.at, anchors["previous"],
+                                                       events, sc, step)
             t = step.at.resolve(anchors, env)
             every = expr.evaluate(step.every, env) if step.every is not None else 0
             for k in range(step.times):
@@ -214,8 +215,8 @@ class Runner:
             end = max(end, got[-1].dev_us)
         if sc.end is not None:
             if sc.end.anchor in unit.anchors:
-                anchors[sc.end.anchor] = self._anchor(unit.anchors[sc.end.anchor], anchors["previous"], events, sc,
-                                                      None)
+                anchors[sc.end.anchor] = self._anchor(unit.anchors[sc.end.anchor], sc.end, anchors["previous"],
+                                                      events, sc, None)
             end = max(end, sc.end.resolve(anchors, env))
         elif not n_verdicts:
             end = max(end, anchors["previous"] + 1_000_000)
@@ -223,17 +224,32 @@ class Runner:
         events = [f for f in events if f.dev_us >= start - 1]
         self._judge(sc, env, race, events, scheduled)
 
-    def _anchor(self, name: str, previous: int, events: list[Frame], sc: Scenario, step: Step | None) -> int:
-        self.d.wait_until(previous, collect=events)
+    def _anchor(self, name: str, spec, previous: int, events: list[Frame], sc: Scenario, step: Step | None) -> int:
+        """Device time of an event anchor.
+
+        "green": the latest green received so far at or before the previous step's time,
+        or, if there is none yet, the first one to come. "next green": the first green at
+        or after the previous step's time (for events that happen again).
+        """
+        where = "the end" if step is None else f"step at line {step.line}"
+        what = f"{name} (anchor of {where} in {sc.name!r})"
+        if spec.next:
+            for f in events:
+                if f.msg.NAME == name and f.dev_us >= previous:
+                    return f.dev_us
+            f = self.d.wait_for(lambda f: f.msg.NAME == name and f.dev_us >= previous, sc.timeout_us, what,
+                                collect=events)
+            return f.dev_us
         best = None
         for f in events:
             if f.msg.NAME == name and f.dev_us <= previous:
                 best = f
         if best is not None:
             return best.dev_us
-        what = f"{name} (anchor of {'the end' if step is None else 'step at line ' + str(step.line)} in {sc.name!r})"
-        f = self.d.wait_for(lambda f: f.msg.NAME == name and f.dev_us > previous, sc.timeout_us, what,
-                            collect=events)
+        for f in events:
+            if f.msg.NAME == name:
+                return f.dev_us
+        f = self.d.wait_for(lambda f: f.msg.NAME == name, sc.timeout_us, what, collect=events)
         return f.dev_us
 
     def _stimuli(self, step: Step, t: int, env: dict):

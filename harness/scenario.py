@@ -50,6 +50,7 @@ class TimeSpec:
     anchor: str
     offset: ast.expr
     text: str
+    next: bool = False      # "next green": the first occurrence at or after the previous step's time
 
     def resolve(self, anchors: dict[str, int], env: dict[str, int]) -> int:
         return anchors[self.anchor] + expr.evaluate(self.offset, env)
@@ -374,6 +375,16 @@ def _time(v: _Validator, node: yaml.Node, key: str, unit: UnitVocab | None, vari
         return None
     text = str(raw).strip()
     anchors = set(BUILTIN_ANCHORS) | (set(unit.anchors) if unit else set())
+    is_next = False
+    if text.startswith("next ") and not isinstance(raw, int):
+        is_next = True
+        rest_text = text[5:].strip()
+        head = rest_text.split("+")[0].split("-")[0].strip()
+        if head in BUILTIN_ANCHORS or not (unit and head in unit.anchors):
+            v.err(node, key, f"'next' goes before an event anchor ({', '.join(sorted(unit.anchors)) if unit else ''}), "
+                             f"not {head!r}")
+            return None
+        text = rest_text
     head, _, rest = text.partition(" ") if not isinstance(raw, int) else ("", "", text)
     head = head.split("+")[0].split("-")[0].strip() if head else ""
     if head and head.isidentifier() and head not in variables and head != "race":
@@ -413,7 +424,7 @@ def _time(v: _Validator, node: yaml.Node, key: str, unit: UnitVocab | None, vari
         if off < 0:
             v.err(node, key, f"{text!r} is {off} us, before its anchor {anchor!r} (with {_env_text(env)})")
             return None
-    return TimeSpec(anchor, tree, text)
+    return TimeSpec(anchor, tree, ("next " if is_next else "") + text, is_next)
 
 
 def _env_text(env: dict) -> str:
@@ -522,9 +533,15 @@ def _step(v: _Validator, node: yaml.Node, key: str, unit: UnitVocab | None, vari
                 text=f"{action} {_CONSTRUCTOR.construct_object(av) if isinstance(av, yaml.ScalarNode) else ''}".strip())
 
 
-def _matcher(v: _Validator, node: yaml.Node, key: str, enum_name: str | None) -> Matcher | None:
+_NONE = {"u8": cat.NONE_U8, "u16": cat.NONE_U16, "u32": cat.NONE_U32, "i32": cat.NONE_I32}
+
+
+def _matcher(v: _Validator, node: yaml.Node, key: str, enum_name: str | None,
+             none_value: int | None = None) -> Matcher | None:
     def conv(n: yaml.Node):
         raw = _CONSTRUCTOR.construct_object(n) if isinstance(n, yaml.ScalarNode) else None
+        if raw == "none" and none_value is not None and not (enum_name and "none" in cat.ENUM_VALUES.get(enum_name, {})):
+            return none_value
         if isinstance(raw, str) and enum_name:
             table = cat.ENUM_VALUES.get(enum_name, {})
             if raw == "none" and "none" not in table:
@@ -573,10 +590,11 @@ def _matcher(v: _Validator, node: yaml.Node, key: str, enum_name: str | None) ->
 
 def _fields(v: _Validator, node: yaml.Node, key: str, message: str, unit: UnitVocab) -> dict[str, Matcher]:
     mdef = cat.BY_NAME[message]
-    known = {f.name for f in mdef.fields} - {"event_seq"}
+    types = {f.name: f.type for f in mdef.fields}
+    known = set(types) - {"event_seq"}
     out: dict[str, Matcher] = {}
     for fname, (kn, vn) in v.mapping(node, key, known).items():
-        m = _matcher(v, vn, f"{key}.{fname}", unit.enum_for(message, fname))
+        m = _matcher(v, vn, f"{key}.{fname}", unit.enum_for(message, fname), _NONE.get(types[fname]))
         if m is not None:
             out[fname] = m
     return out
