@@ -91,7 +91,7 @@ def cmd_run(args) -> int:
         print(f"{len(exc.problems)} problem(s); nothing was run", file=sys.stderr)
         return 2
     except HarnessError as exc:
-        err.print(f"[red]error:[/] {exc}")
+        print(f"error: {exc}", file=sys.stderr)
         return 2
     from .runner import ScenarioResult
     results: list[ScenarioResult] = []
@@ -160,7 +160,7 @@ def cmd_hello(args) -> int:
                       f"uncertainty {est.uncertainty_us:.0f} us")
             _ = enum_name
     except HarnessError as exc:
-        _stderr().print(f"[red]error:[/] {exc}")
+        print(f"error: {exc}", file=sys.stderr)
         return 2
     return 0
 

@@ -70,6 +70,7 @@ class Driver:
         self._reset: DeviceReset | None = None
         self.caps = 0
         self.last_reply_dev_us = 0
+        self.config_cache: dict[str, int] = {}     # what this session last set; cleared by HELLO
 
     # ---- opening ----
 
@@ -350,6 +351,7 @@ class Driver:
             self.health.resets += 1
         self.identity = ident
         self.kind = kind
+        self.config_cache.clear()
         self.caps = ident.caps
         self._reset = None
         self.clock.reset()
@@ -381,9 +383,27 @@ class Driver:
         p = _param(name)
         return self.command(M.CONFIG_SET(param=p.id, value=int(value))).msg.value
 
-    def configure(self, values: dict) -> None:
-        for k, v in values.items():
-            self.config_set(k, v)
+    def apply_config(self, values: dict[str, int]) -> None:
+        """Bring the named parameters to these values, sending only what changed.
+
+        Some parameters constrain each other (countdown min <= max, flight > tie window),
+        so a change refused as bad_value is retried after the others have gone in.
+        """
+        todo = {k: v for k, v in values.items() if self.config_cache.get(k) != v}
+        while todo:
+            refused: dict[str, int] = {}
+            last: Nak | None = None
+            for name, value in todo.items():
+                try:
+                    self.config_cache[name] = self.config_set(name, value)
+                except Nak as exc:
+                    if exc.error != "bad_value":
+                        raise
+                    refused[name], last = value, exc
+            if len(refused) == len(todo):
+                raise Nak("CONFIG_SET", f"bad_value for {', '.join(f'{k}={v}' for k, v in refused.items())}"
+                          if last else "bad_value")
+            todo = refused
 
     def reset(self, mode: str = "new_game") -> None:
         self.command(M.RESET(mode=cat.ENUM_VALUES["reset_mode"][mode]))
@@ -431,7 +451,7 @@ class Driver:
         return self.wait_for(lambda f: True, timeout_us, what)
 
     def wait_for(self, predicate: Callable[[Frame], bool], timeout_us: int, what: str,
-                 collect: list | None = None) -> Frame:
+                 collect: list | None = None, probe: bool = True) -> Frame:
         """Consume events in order until one satisfies predicate.
 
         Events consumed on the way are appended to collect (when given); all stay
@@ -439,7 +459,7 @@ class Driver:
         lost trailing event (a verdict, say) is recovered rather than missed.
         """
         deadline = self.link.now_us() + timeout_us
-        probed = False
+        probed = not probe
         while True:
             inbox = self.inbox
             while inbox:

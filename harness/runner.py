@@ -10,6 +10,7 @@ time among those received, or, if there is none yet, to the first one to come;
 """
 from __future__ import annotations
 
+import heapq
 import statistics
 import time
 from dataclasses import dataclass, field
@@ -19,7 +20,7 @@ from protocol import Frame, catalogue as cat, devtime
 
 from . import expr
 from .driver import ACTION, Driver
-from .errors import DeviceReset, HarnessError, LinkError, Nak
+from .errors import DeviceReset, HarnessError, LinkError, Nak, WaitTimeout
 from .health import LinkHealth
 from .scenario import EventPattern, Expectation, Matcher, Scenario, Step
 from .units import UNITS
@@ -108,7 +109,6 @@ class Runner:
         self.d = driver
         self.host_timed = host_timed or not driver.has_cap("test_mode")
         self.progress = progress
-        self._applied: dict[str, int] = {}
 
     # ---- scenario level ----
 
@@ -118,6 +118,10 @@ class Runner:
         t0 = time.perf_counter()
         if self.d.kind != sc.unit:
             res.status, res.error = "skipped", f"{self.d.url} is a {self.d.kind} unit, the scenario needs {sc.unit}"
+            return res
+        if sc.timing == "exact" and self.host_timed:
+            res.status, res.error = "skipped", ("needs test mode: its stimuli must land on exact device "
+                                                "microseconds, which host-timed presses cannot promise")
             return res
         for env in sc.races:
             race = self._race_guarded(sc, env)
@@ -133,7 +137,6 @@ class Runner:
 
     def _recover(self) -> None:
         """After a reset or link error: reconnect so the next race runs on a known unit."""
-        self._applied.clear()
         try:
             self.d.reconnect()
         except HarnessError:
@@ -168,11 +171,7 @@ class Runner:
         d = self.d
         d.reset("new_game")
         wanted = {p.name: sc.config.get(p.name, p.default) for p in cat.params_for(sc.unit) if p.name != "rng_seed"}
-        # Order matters where parameters constrain each other (min <= max, flight > tie window).
-        for name in sorted(wanted, key=_config_order(wanted, self._applied)):
-            if self._applied.get(name) != wanted[name]:
-                d.config_set(name, wanted[name])
-                self._applied[name] = wanted[name]
+        d.apply_config(wanted)
         if sc.seed is not None:
             d.config_set("rng_seed", (sc.seed + env["race"]) & 0xFFFFFFFF)
         if d.link.virtual:
@@ -182,6 +181,8 @@ class Runner:
     def _race(self, sc: Scenario, env: dict, race: RaceResult) -> None:
         d = self.d
         d.inbox.clear()
+        self._queue: list = []
+        self._race_ref = race
         start = self._prepare(sc, env)
         race.start_dev_us = start
         events: list[Frame] = []
@@ -207,8 +208,8 @@ class Runner:
         got = [f for f in events if f.msg.NAME == verdict_name]
         deadline_note = f"{n_verdicts} {verdict_name} event(s) of scenario {sc.name!r}"
         while len(got) < n_verdicts:
-            f = d.wait_for(lambda f: f.msg.NAME == verdict_name, sc.timeout_us,
-                           f"{verdict_name} ({len(got) + 1} of {deadline_note})", collect=events)
+            f = self._wait_event(lambda f: f.msg.NAME == verdict_name, sc.timeout_us,
+                                 f"{verdict_name} ({len(got) + 1} of {deadline_note})", events)
             got.append(f)
         end = last_t
         if got:
@@ -220,7 +221,8 @@ class Runner:
             end = max(end, sc.end.resolve(anchors, env))
         elif not n_verdicts:
             end = max(end, anchors["previous"] + 1_000_000)
-        d.wait_until(end, collect=events)
+        self._wait_time(end, events)
+        self._wait_time(max((q[0] for q in self._queue), default=end), events)
         events = [f for f in events if f.dev_us >= start - 1]
         self._judge(sc, env, race, events, scheduled)
 
@@ -237,8 +239,8 @@ class Runner:
             for f in events:
                 if f.msg.NAME == name and f.dev_us >= previous:
                     return f.dev_us
-            f = self.d.wait_for(lambda f: f.msg.NAME == name and f.dev_us >= previous, sc.timeout_us, what,
-                                collect=events)
+            f = self._wait_event(lambda f: f.msg.NAME == name and f.dev_us >= previous, sc.timeout_us, what,
+                                 events)
             return f.dev_us
         best = None
         for f in events:
@@ -249,7 +251,7 @@ class Runner:
         for f in events:
             if f.msg.NAME == name:
                 return f.dev_us
-        f = self.d.wait_for(lambda f: f.msg.NAME == name, sc.timeout_us, what, collect=events)
+        f = self._wait_event(lambda f: f.msg.NAME == name, sc.timeout_us, what, events)
         return f.dev_us
 
     def _stimuli(self, step: Step, t: int, env: dict):
@@ -263,17 +265,52 @@ class Runner:
 
     def _apply(self, step: Step, inp: int, edge: str, value: int, at: int, events: list[Frame],
                race: RaceResult) -> None:
-        d = self.d
         if not self.host_timed:
-            d.inject(at, inp, edge, value)
+            self.d.inject(at, inp, edge, value)
             return
-        d.wait_until(at, collect=events, margin_us=0)
-        try:
-            d.input(inp, edge, value)
-        except Nak as exc:
-            # The unit also reports the refusal as INPUT_SEEN, which the step's expectation judges.
-            if step.expect != "refused":
-                race.failures.append(f"step at line {step.line} ({step.text}): {exc}")
+        heapq.heappush(self._queue, (at, len(self._queue) + 1_000_000 * race.index, step, inp, edge, value))
+
+    # Host-timed presses wait in a queue ordered by device time; every wait below fires
+    # the ones that fall due while it waits, so presses go out in time order whatever
+    # order the steps resolved in.
+
+    def _press_due(self, until: int, events: list[Frame]) -> None:
+        q = self._queue
+        while q and q[0][0] <= until:
+            at, _, step, inp, edge, value = heapq.heappop(q)
+            self.d.wait_until(at, collect=events, margin_us=0)
+            try:
+                self.d.input(inp, edge, value)
+            except Nak as exc:
+                # The unit also reports the refusal as INPUT_SEEN, which the step's expectation judges.
+                if step.expect != "refused":
+                    self._race_ref.failures.append(f"step at line {step.line} ({step.text}): {exc}")
+
+    def _wait_time(self, t: int, events: list[Frame]) -> None:
+        if self._queue:
+            self._press_due(t, events)
+        self.d.wait_until(t, collect=events)
+
+    def _wait_event(self, pred, timeout_us: int, what: str, events: list[Frame]) -> Frame:
+        d = self.d
+        deadline = d.now_us() + timeout_us
+        while self._queue:
+            est = d.clock.estimate or d.sync_clock()
+            next_at = self._queue[0][0]
+            budget = int(est.to_host(next_at)) - d.now_us()
+            if budget > 0:
+                try:
+                    return d.wait_for(pred, budget, what, collect=events, probe=False)
+                except WaitTimeout:
+                    pass
+            n = len(events)
+            self._press_due(next_at, events)
+            for f in events[n:]:
+                if pred(f):
+                    return f
+            if d.now_us() > deadline:
+                break
+        return d.wait_for(pred, max(0, deadline - d.now_us()), what, collect=events)
 
     # ---- judging ----
 
@@ -337,21 +374,6 @@ class Runner:
             if "inherent_us" in out:
                 out["host_processing_us"] = round(v.host_us - est.to_host(decisive + out["inherent_us"]))
         return out
-
-
-def _config_order(wanted: dict, applied: dict):
-    # Raising a maximum before a minimum (and lowering a minimum before a maximum) keeps every
-    # intermediate configuration valid.
-    def key(name: str):
-        new = wanted[name]
-        old = applied.get(name, cat.PARAMS_BY_NAME[name].default)
-        raising = new > old
-        if name.endswith("_max_us") or name == "flight_us" or name == "burst_max":
-            return (0 if raising else 2, name)
-        if name.endswith("_min_us") or name == "tie_window_us" or name == "burst_min":
-            return (2 if raising else 0, name)
-        return (1, name)
-    return key
 
 
 def _find_input(seen: list[Frame], inp: int, edge: str, at: int, exact: bool) -> Frame | None:

@@ -127,6 +127,7 @@ class Scenario:
     end: TimeSpec | None
     timeout_us: int
     description: str = ""
+    timing: str = "any"            # "exact": needs test mode (stimuli at exact device times)
 
     @property
     def verdict_count(self) -> int:
@@ -139,7 +140,7 @@ class Scenario:
 
 LATENCY_METRICS = ("device_us", "inherent_us", "processing_us", "host_us", "host_processing_us")
 TOP_KEYS = {"name", "unit", "description", "tags", "seed", "config", "repeat", "sweep", "steps", "expect",
-            "end", "timeout_us"}
+            "end", "timeout_us", "timing"}
 STEP_COMMON = {"at", "times", "every", "expect", "error", "value", "for"}
 EXPECT_KEYS = {"verdict", "verdicts", "events", "absent", "count", "latency", "reaction", "cases"}
 CASE_KEYS = EXPECT_KEYS - {"cases"} | {"when"}
@@ -286,6 +287,9 @@ def _scenario(v: _Validator, node: yaml.Node) -> Scenario | None:
     seed = v.integer(top["seed"][1], "seed", 0, 0xFFFFFFFF) if "seed" in top else None
     timeout_us = v.integer(top["timeout_us"][1], "timeout_us", 1, 3_600_000_000) if "timeout_us" in top else None
     config = _config(v, top["config"][1], unit) if "config" in top else {}
+    timing = v.text(top["timing"][1], "timing") if "timing" in top else "any"
+    if timing not in (None, "any", "exact"):
+        v.err(top["timing"][1], "timing", "must be 'exact' (needs test mode) or 'any'")
     races = _races(v, top)
     variables = set(races[0]) if races else set()
     steps: list[Step] = []
@@ -303,7 +307,8 @@ def _scenario(v: _Validator, node: yaml.Node) -> Scenario | None:
         return None
     return Scenario(name=name, file=v.file, line=node.start_mark.line + 1, unit=unit.kind, tags=tuple(tags),
                     seed=seed, config=config, races=races, steps=steps, expectations=expectations, end=end,
-                    timeout_us=timeout_us or DEFAULT_TIMEOUT_US, description=description or "")
+                    timeout_us=timeout_us or DEFAULT_TIMEOUT_US, description=description or "",
+                    timing=timing or "any")
 
 
 def _config(v: _Validator, node: yaml.Node, unit: UnitVocab | None) -> dict[str, int]:

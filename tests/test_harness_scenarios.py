@@ -1,0 +1,267 @@
+"""Scenario files: validation with positions, the runner's judgement, and the CLI's contract."""
+import json
+import os
+from pathlib import Path
+from xml.etree import ElementTree as ET
+
+import pytest
+
+from harness import Driver
+from harness.cli import main
+from harness.runner import Runner
+from harness.scenario import ScenarioError, load_paths, loads
+
+ROOT = Path(__file__).resolve().parent.parent
+LIBRARY = ROOT / "fixtures" / "scenarios"
+
+GOOD = """
+name: clean win
+unit: showdown
+seed: 5
+config: {countdown_min_us: 2000000, countdown_max_us: 2000000}
+steps:
+  - load: 2
+  - press: timer
+    at: start + 1000
+  - press: paddle_a
+    at: green + 180000
+expect:
+  verdict: {loser: b, reason: first_press, reaction_a_us: 180000}
+"""
+
+
+def run_one(text: str, url: str = "emu://showdown?clock=virtual", **kw):
+    (sc,) = loads(text, "t.yaml")
+    with Driver.open(url) as d:
+        return Runner(d, **kw).run(sc)
+
+
+# ---- validation ----
+
+def test_every_problem_in_a_file_is_reported_with_line_and_column():
+    text = """\
+name: broken
+unit: showdown
+tags: [fast]
+colour: red
+config: {tie_window_us: 0, turn_short_us: 5}
+steps:
+  - press: paddle_c
+    at: green - 5
+  - jump: 3
+  - press: timer
+    at: blue + 4
+  - load: many
+expect: {}
+"""
+    with pytest.raises(ScenarioError) as exc:
+        loads(text, "broken.yaml")
+    got = [(p.line, p.col, p.key) for p in exc.value.problems]
+    assert (3, 8, "tags") in got
+    assert (4, 1, "colour") in got
+    assert (5, 25, "config.tie_window_us") in got
+    assert (5, 28, "config.turn_short_us") in got
+    assert (7, 12, "steps[0].press") in got
+    assert (8, 9, "steps[0].at") in got
+    assert (9, 5, "steps[1].jump") in got
+    assert (11, 9, "steps[2].at") in got
+    assert (12, 11, "steps[3].load") in got
+    assert (13, 9, "expect") in got
+    text_all = str(exc.value)
+    assert "broken.yaml:8:9: steps[0].at: 'green - 5' is before its anchor 'green'" in text_all
+    assert "no expectation" in text_all
+
+
+def test_a_scenario_without_expect_is_rejected():
+    with pytest.raises(ScenarioError, match="expect: required key is missing"):
+        loads("name: x\nunit: showdown\nsteps: [{load: 1}]\n")
+
+
+def test_steps_the_unit_does_not_have_are_rejected():
+    with pytest.raises(ScenarioError, match="the showdown unit has no 'door' step"):
+        loads("name: x\nunit: showdown\nsteps: [{door: open}]\nexpect: {count: {SD_GREEN: 0}}\n")
+
+
+def test_sweep_values_that_put_a_time_before_its_anchor_are_rejected():
+    text = GOOD.replace("green + 180000", "green + 100 + d") + "sweep:\n  d: {from: -200, to: 0, step: 100}\n"
+    with pytest.raises(ScenarioError, match=r"before its anchor 'green' \(with d=-200\)"):
+        loads(text)
+
+
+def test_malformed_yaml_names_the_position():
+    with pytest.raises(ScenarioError) as exc:
+        loads("name: [unclosed\nunit: showdown\n", "bad.yaml")
+    (p,) = exc.value.problems
+    assert p.file == "bad.yaml" and p.line >= 2 and "malformed YAML" in p.message
+
+
+def test_the_library_is_valid_and_big_enough():
+    scenarios = load_paths([str(LIBRARY)])
+    showdown = [s for s in scenarios if s.unit == "showdown"]
+    assert len(showdown) >= 20
+    tags = {t for s in showdown for t in s.tags}
+    assert {"false-start", "tie", "line-tiebreak", "even-split", "no-press", "first-press", "sweep"} <= tags
+
+
+# ---- running and judging ----
+
+def test_the_whole_library_passes_on_the_virtual_clock():
+    scenarios = load_paths([str(LIBRARY)])
+    devices = {}
+    try:
+        for sc in scenarios:
+            d = devices.get(sc.unit) or devices.setdefault(sc.unit, Driver.open(f"emu://{sc.unit}"))
+            res = Runner(d).run(sc)
+            assert res.status == "pass", (sc.name, [r.failures or r.error for r in res.races if r.status != "pass"])
+    finally:
+        for d in devices.values():
+            d.close()
+
+
+def test_a_wrong_expectation_fails_with_a_readable_diff():
+    res = run_one(GOOD.replace("loser: b", "loser: a").replace("180000}", "180001}"))
+    assert res.status == "fail"
+    (race,) = res.races
+    assert "verdict[0].loser: expected a, got b" in race.failures
+    assert "verdict[0].reaction_a_us: expected 180001, got 180000" in race.failures
+    assert any(e["event"] == "SD_VERDICT" for e in race.events)
+
+
+def test_latency_is_split_into_inherent_wait_and_processing():
+    res = run_one(GOOD)
+    lat = res.races[0].latency
+    assert lat["inherent_us"] == 1000          # the tie window
+    assert lat["processing_us"] == 0           # the emulator adjudicates at the earliest instant
+    assert lat["device_us"] == 1000
+    assert lat["host_us"] == 1000              # virtual link: no transit time
+
+
+def test_a_step_refusal_expectation_is_judged():
+    text = GOOD.replace("  - load: 2\n", "  - load: 2\n  - load: 11\n    at: start + 10\n    error: bad_value\n")
+    assert run_one(text).status == "pass"
+    wrong = GOOD.replace("  - load: 2\n", "  - load: 2\n  - load: 1\n    at: start + 10\n    error: bad_value\n")
+    res = run_one(wrong)
+    assert res.status == "fail"
+    assert any("expected refused, the unit says acted" in f for f in res.races[0].failures)
+
+
+class VerdictEater:
+    """A link that loses every SD_VERDICT frame, resends included: an unrecoverable loss."""
+
+    def __init__(self, link):
+        self.inner, self.virtual, self.url = link, link.virtual, link.url
+        from protocol import StreamDecoder
+        self.dec = StreamDecoder()
+
+    def __getattr__(self, name):
+        return getattr(self.inner, name)
+
+    def read(self, timeout_us):
+        data, t = self.inner.read(timeout_us)
+        import protocol
+        out = b""
+        for f in self.dec.feed(data):
+            if not isinstance(f, protocol.FrameError) and f.msg.NAME != "SD_VERDICT":
+                out += b"\x00" + protocol.codec.cobs_encode(f.raw) + b"\x00"
+        return out, t
+
+
+def test_an_unrecoverable_lost_verdict_is_a_link_error_never_a_pass_or_fail():
+    from harness.links import open_link
+    (sc,) = loads(GOOD, "t.yaml")
+    d = Driver(VerdictEater(open_link("emu://showdown")), command_timeout_us=200_000)
+    d.hello()
+    sc.timeout_us = 5_000_000
+    res = Runner(d).run(sc)
+    assert res.status == "link-error"
+    assert res.health.gaps_detected >= 1 and res.health.events_lost >= 1
+
+
+def test_a_reboot_mid_race_is_reported_as_reset_and_the_next_race_runs():
+    text = GOOD + "repeat: 2\n"
+    (sc,) = loads(text, "t.yaml")
+    with Driver.open("emu://showdown") as d:
+        dev = d.link.device
+        original = dev.receive
+        calls = {"n": 0}
+
+        def receive(data):
+            calls["n"] += 1
+            original(data)
+            if calls["n"] == 5:             # mid-way through the first race
+                dev._boot(2)
+        dev.receive = receive
+        res = Runner(d).run(sc)
+    assert [r.status for r in res.races] == ["reset", "pass"]
+    assert "rebooted" in res.races[0].error
+    assert res.health.resets == 1
+
+
+# ---- the CLI ----
+
+def test_cli_exit_codes_json_and_junit(tmp_path):
+    good = tmp_path / "good.yaml"
+    good.write_text(GOOD)
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(GOOD.replace("loser: b", "loser: a").replace("clean win", "wrong"))
+    out_json, out_xml = tmp_path / "r.json", tmp_path / "r.xml"
+    assert main(["run", str(good), "-q", "--json", str(out_json), "--junit", str(out_xml)]) == 0
+    assert main(["run", str(good), str(bad), "-q", "--json", str(out_json), "--junit", str(out_xml)]) == 1
+    doc = json.loads(out_json.read_text())
+    assert doc["summary"] == {"scenarios": 2, "passed": 1, "failed": 1, "skipped": 0, "races": 2}
+    by_name = {s["name"]: s for s in doc["scenarios"]}
+    assert by_name["wrong"]["status"] == "fail"
+    assert by_name["clean win"]["latency"]["processing_us"]["p99"] == 0
+    assert "crc_errors" in doc["health"]
+    suite = ET.parse(out_xml).getroot()
+    assert suite.get("tests") == "2" and suite.get("failures") == "1"
+    assert main(["run", str(tmp_path / "missing.yaml")]) == 2
+    assert main(["validate", str(good)]) == 0
+    assert main(["run", str(good), "-q", "-k", "nothing_matches"]) == 2
+
+
+def test_cli_unwritable_output_is_refused_before_running_and_nothing_is_written(tmp_path, capsys):
+    good = tmp_path / "good.yaml"
+    good.write_text(GOOD)
+    assert main(["run", str(good), "-q", "--json", str(tmp_path / "no" / "such" / "dir" / "r.json")]) == 2
+    assert "does not exist" in capsys.readouterr().err
+    assert main(["run", str(good), "-q", "--json", str(tmp_path)]) == 2
+    assert not [p for p in os.listdir(tmp_path) if p != "good.yaml"]
+
+
+def test_cli_bad_device_url_is_exit_2(tmp_path, capsys):
+    good = tmp_path / "good.yaml"
+    good.write_text(GOOD)
+    assert main(["run", str(good), "--device", "emu://toaster"]) == 2
+    assert "unknown emulated unit 'toaster'" in capsys.readouterr().err
+
+
+def test_cli_k_selects_by_name_and_tag(tmp_path):
+    out = tmp_path / "r.json"
+    assert main(["run", str(LIBRARY / "showdown"), "-q", "-k", "false-start and not both", "--json", str(out)]) == 0
+    names = [s["name"] for s in json.loads(out.read_text())["scenarios"]]
+    assert names and all("both" not in n for n in names)
+    assert "false start by A" in names
+
+
+def test_host_timed_mode_skips_exact_scenarios_and_reports_timing_error(tmp_path):
+    out = tmp_path / "r.json"
+    assert main(["run", str(LIBRARY / "showdown"), "-q", "--host-timed", "--json", str(out)]) == 0
+    doc = json.loads(out.read_text())
+    statuses = {s["name"]: s["status"] for s in doc["scenarios"]}
+    assert statuses["press 1 us before green is a false start"] == "skipped"
+    assert statuses["clean win for A"] == "pass"
+    timed = [s for s in doc["scenarios"] if s["mode"] == "host-timed" and s["status"] == "pass"]
+    assert timed and all(s["latency"]["timing_error_us"]["max"] == 0 for s in timed)
+
+
+def test_trace_files_reconstruct_the_run(tmp_path):
+    good = tmp_path / "good.yaml"
+    good.write_text(GOOD)
+    assert main(["run", str(good), "-q", "--trace", str(tmp_path / "traces")]) == 0
+    (trace,) = (tmp_path / "traces").glob("*.jsonl")
+    recs = [json.loads(x) for x in trace.read_text().splitlines()]
+    verdicts = [r for r in recs if r.get("type") == "SD_VERDICT"]
+    assert verdicts and verdicts[0]["names"]["loser"] == "b" and verdicts[0]["dev_us"] is not None
+    assert {r["dir"] for r in recs} >= {"tx", "rx"}
+    assert all("host_us" in r for r in recs)
