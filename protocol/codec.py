@@ -5,11 +5,12 @@ import struct
 from typing import Any
 
 from . import catalogue as cat
-from .framing import CobsError, cobs_decode, cobs_encode, crc16
+from .framing import CobsError, cobs_decode, cobs_encode
 from binascii import crc_hqx as _crc_hqx
 
 _HEADER = struct.Struct("<BBHI")
 _CRC = struct.Struct("<H")
+_VT_SEQ_TIME = struct.Struct("<HHI")  # (version | type << 8), seq, time_us
 _HDR = cat.HEADER_SIZE
 _CRCN = cat.CRC_SIZE
 _MIN_FRAME = _HDR + _CRCN
@@ -40,9 +41,23 @@ class FrameError(Exception):
     #: NAK code a device answers with, when it answers at all
     @property
     def nak_code(self) -> int:
-        return {
-            "bad_crc": 1, "unknown_type": 2, "bad_length": 3, "bad_version": 8, "too_long": 10,
-        }.get(self.kind, 1)
+        return _NAK_CODES.get(self.kind, 1)
+
+    @property
+    def nak(self) -> tuple[int, int, int, int] | None:
+        """(cmd_seq, cmd_type, error, detail) of the NAK a device answers this frame with (SPEC.md,
+        "Receiver behaviour on bad input"); None when the frame is dropped without an answer
+        (COBS errors and too-short frames: line noise)."""
+        if self.kind in ("bad_crc", "too_long"):
+            return (0xFFFF, 0xFF, _NAK_CODES[self.kind], 0)
+        if self.kind in ("unknown_type", "bad_length", "bad_version") and self.seq is not None:
+            return (self.seq, self.type_id, _NAK_CODES[self.kind], cat.MAJOR if self.kind == "bad_version" else 0)
+        return None
+
+
+_NAK_CODES = {k: cat.ENUM_VALUES["error"][e] for k, e in (
+    ("bad_crc", "bad_crc"), ("unknown_type", "unknown_type"), ("bad_length", "bad_length"),
+    ("bad_version", "bad_version"), ("too_long", "frame_too_long"))}
 
 
 class Frame:
@@ -98,6 +113,25 @@ def _regroup(mdef: cat.MessageDef, flat: tuple) -> tuple:
     return tuple(out)
 
 
+# ---- compiled per-message tables (built once from the catalogue) ----------------------------------
+#
+# _ENC: message class -> (pack of header + payload, has_arrays)
+# _DEC: the first two decoded bytes read as a u16 LE (this version's version byte | type id << 8) ->
+#       (decoded length incl. CRC, payload unpack_from, message class, MessageDef if it has arrays)
+# A frame that does not match _DEC exactly (other version byte, other length, bad CRC, ...) goes the
+# slow way, through decode_raw, which classifies the error.
+_ENC: dict = {}
+_DEC: dict = {}
+for _m in cat.MESSAGES:
+    _ENC[_m.cls] = (struct.Struct("<BBHI" + _m.struct.format[1:]).pack, _m.has_arrays)
+    _DEC[cat.VERSION_BYTE | (_m.id << 8)] = (_HDR + _m.size + _CRCN, _m.struct.unpack_from, _m.cls,
+                                              _m if _m.has_arrays else None)
+del _m
+_tuple_new = tuple.__new__
+_crc_pack = _CRC.pack
+_cobs_encode = cobs_encode.__globals__["_cobs"].encode
+
+
 def encode_payload(msg: Any) -> bytes:
     mdef = msg.DEF
     try:
@@ -108,13 +142,17 @@ def encode_payload(msg: Any) -> bytes:
 
 def encode_raw(msg: Any, seq: int, time_us: int, version: int = cat.VERSION_BYTE) -> bytes:
     """header + payload + CRC, not yet COBS-encoded."""
-    body = _HEADER.pack(version, msg.ID, seq & 0xFFFF, time_us & 0xFFFFFFFF) + encode_payload(msg)
-    return body + _CRC.pack(crc16(body))
+    try:
+        pack, has_arrays = _ENC[msg.__class__]
+        body = pack(version, msg.ID, seq & 0xFFFF, time_us & 0xFFFFFFFF, *(_flatten(msg) if has_arrays else msg))
+    except (KeyError, struct.error):
+        body = _HEADER.pack(version, msg.ID, seq & 0xFFFF, time_us & 0xFFFFFFFF) + encode_payload(msg)
+    return body + _crc_pack(_crc_hqx(body, 0xFFFF))
 
 
 def encode(msg: Any, seq: int, time_us: int, version: int = cat.VERSION_BYTE) -> bytes:
     """The bytes to put on the wire for one frame, delimiter included."""
-    return cobs_encode(encode_raw(msg, seq, time_us, version)) + b"\x00"
+    return _cobs_encode(encode_raw(msg, seq, time_us, version)) + b"\x00"
 
 
 def decode_raw(raw: bytes) -> Frame:
@@ -145,7 +183,23 @@ def decode_raw(raw: bytes) -> Frame:
     values = mdef.struct.unpack_from(body, _HDR)
     if mdef.has_arrays:
         values = _regroup(mdef, values)
-    return Frame(version, seq, time_us, mdef.cls._make(values), raw)
+    return Frame(version, seq, time_us, _tuple_new(mdef.cls, values), raw)
+
+
+def _decode_fast(raw: bytes) -> Frame | None:
+    """The common case: a well-formed frame of exactly this protocol version. None otherwise
+    (decode_raw then classifies the error, or accepts a newer minor version)."""
+    try:
+        vt, seq, time_us = _VT_SEQ_TIME.unpack_from(raw)
+    except struct.error:
+        return None
+    entry = _DEC.get(vt)
+    if entry is None or len(raw) != entry[0] or _crc_hqx(raw[:-2], 0xFFFF) != raw[-2] | (raw[-1] << 8):
+        return None
+    values = entry[1](raw, _HDR)
+    if entry[3] is not None:
+        values = _regroup(entry[3], values)
+    return Frame(vt & 0xFF, seq, time_us, _tuple_new(entry[2], values), raw)
 
 
 def decode(encoded: bytes) -> Frame:
@@ -159,7 +213,8 @@ def decode(encoded: bytes) -> Frame:
         raw = _cobs_decode(encoded)
     except CobsError as exc:
         raise FrameError("cobs", str(exc), raw_len=len(encoded)) from None
-    return decode_raw(raw)
+    frame = _decode_fast(raw)
+    return frame if frame is not None else decode_raw(raw)
 
 
 class DecoderStats:
@@ -201,23 +256,48 @@ class StreamDecoder:
         parts = data.split(b"\x00")
         rest = parts.pop()
         out: list = []
-        for part in parts:
+        if parts:
             if self._discarding:
+                # the tail of an over-long run: drop it up to its delimiter
                 self._discarding = False
-                stats.dropped_bytes += len(part) + 1
-                continue
-            if not part:
-                continue                      # empty frame: a leading or doubled delimiter
-            try:
-                frame = decode(part)
-            except FrameError as err:
-                stats.bad_frames += 1
-                stats.errors[err.kind] += 1
-                stats.dropped_bytes += len(part) + 1
-                out.append(err)
-                continue
-            stats.frames += 1
-            out.append(frame)
+                stats.dropped_bytes += len(parts[0]) + 1
+                parts[0] = b""
+            append = out.append
+            cobs_decode_, vt_seq_time, dec_get, crc, new = (_cobs_decode, _VT_SEQ_TIME.unpack_from, _DEC.get,
+                                                            _crc_hqx, _tuple_new)
+            good = 0
+            for part in parts:
+                if not part:
+                    continue                  # empty frame: a leading or doubled delimiter
+                # Fast path, _decode_fast inlined: a well-formed frame of this protocol version.
+                # Anything else (struct.error: fewer than 8 bytes) goes the slow way below.
+                if len(part) <= _MAX_RUN:
+                    try:
+                        raw = cobs_decode_(part)
+                        vt, seq, time_us = vt_seq_time(raw)
+                    except (CobsError, struct.error):
+                        pass
+                    else:
+                        entry = dec_get(vt)
+                        if (entry is not None and len(raw) == entry[0]
+                                and crc(raw[:-2], 0xFFFF) == raw[-2] | (raw[-1] << 8)):
+                            values = entry[1](raw, _HDR)
+                            if entry[3] is not None:
+                                values = _regroup(entry[3], values)
+                            append(Frame(vt & 0xFF, seq, time_us, new(entry[2], values), raw))
+                            good += 1
+                            continue
+                try:                          # the slow way: classifies the error
+                    frame = decode(part)
+                except FrameError as err:
+                    stats.bad_frames += 1
+                    stats.errors[err.kind] += 1
+                    stats.dropped_bytes += len(part) + 1
+                    append(err)
+                    continue
+                good += 1
+                append(frame)
+            stats.frames += good
         if len(rest) > _MAX_RUN:
             if not self._discarding:
                 err = FrameError("too_long", f"more than {_MAX_RUN} bytes without a delimiter",
