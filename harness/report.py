@@ -48,10 +48,10 @@ def _reactions(res: ScenarioResult) -> str:
     parts = []
     for side in ("a", "b"):
         x = v.get(f"reaction_{side}_us")
-        if x is not None and x != 0x7FFFFFFF:
+        if x is not None:
             parts.append(f"{side}:{x}")
     if "reaction_us" in v:
-        parts += [f"{i}:{x}" for i, x in enumerate(v["reaction_us"]) if x != 0x7FFFFFFF]
+        parts += [f"{i}:{x}" for i, x in enumerate(v["reaction_us"]) if x is not None]
     return " ".join(parts) or "-"
 
 

@@ -320,7 +320,7 @@ class Runner:
         start = race.start_dev_us
         race.events = [_event_record(f, start, unit) for f in events]
         verdict_frames = [f for f in events if f.msg.NAME == unit.verdict]
-        race.verdicts = [_named_fields(f, unit) | {"t_us": f.dev_us - start} for f in verdict_frames]
+        race.verdicts = [_named_fields(f, unit, start) | {"t_us": f.dev_us - start} for f in verdict_frames]
         if verdict_frames:
             race.latency = self._latency(verdict_frames[-1])
         seen = [f for f in events if f.msg.NAME == "INPUT_SEEN"]
@@ -391,7 +391,11 @@ def _find_input(seen: list[Frame], inp: int, edge: str, at: int, exact: bool) ->
     return best
 
 
-def _named_fields(f: Frame, unit) -> dict:
+# Fields that carry an absolute device time: shown relative to the race start.
+ABS_TIME_FIELDS = {"press_a_us", "press_b_us", "green_us", "decisive_us", "knowable_us", "buzzer_us", "press_us"}
+
+
+def _named_fields(f: Frame, unit, start: int | None = None) -> dict:
     out = {}
     for fd in f.msg.DEF.fields:
         if fd.name == "event_seq":
@@ -401,13 +405,20 @@ def _named_fields(f: Frame, unit) -> dict:
         if en and fd.count == 1:
             name = cat.enum_name(en, val)
             out[fd.name] = "none" if val == cat.NONE_U8 and name == str(val) else name
+        elif fd.count > 1:
+            out[fd.name] = [None if x == cat.NONE_I32 else x for x in val]
+        elif (fd.type == "u32" and val == cat.NONE_U32) or (fd.type == "i32" and val == cat.NONE_I32) \
+                or (fd.type == "u8" and val == cat.NONE_U8 and fd.name.startswith("landed")):
+            out[fd.name] = None
+        elif start is not None and fd.name in ABS_TIME_FIELDS:
+            out[fd.name] = f.dev_us + devtime.diff(val, f.time_us) - start
         else:
-            out[fd.name] = list(val) if isinstance(val, tuple) else val
+            out[fd.name] = val
     return out
 
 
 def _event_record(f: Frame, start: int, unit) -> dict:
-    return {"t_us": f.dev_us - start, "event": f.msg.NAME, "fields": _named_fields(f, unit)}
+    return {"t_us": f.dev_us - start, "event": f.msg.NAME, "fields": _named_fields(f, unit, start)}
 
 
 def _match_fields(f: Frame, fields: dict[str, Matcher]) -> list[str]:

@@ -128,10 +128,15 @@ class Scenario:
     timeout_us: int
     description: str = ""
     timing: str = "any"            # "exact": needs test mode (stimuli at exact device times)
+    min_verdicts: int = 0          # wait for at least this many verdicts even with no verdict expectation
+
+    def with_races(self, races: list[dict[str, int]]) -> "Scenario":
+        from dataclasses import replace
+        return replace(self, races=races)
 
     @property
     def verdict_count(self) -> int:
-        return max((len(e.verdicts) for e in self.expectations), default=0)
+        return max([self.min_verdicts] + [len(e.verdicts) for e in self.expectations])
 
     @property
     def id(self) -> str:

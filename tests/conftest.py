@@ -42,3 +42,5 @@ def emulator_process():
             p.wait(timeout=10)
         except subprocess.TimeoutExpired:
             p.kill()
+
+pytest_plugins = ["pytester"]
