@@ -8,7 +8,9 @@
 from __future__ import annotations
 
 import argparse
+import queue
 import sys
+import threading
 import time
 
 from rich.console import Console
@@ -65,7 +67,7 @@ def _open_devices(urls: list[str], kinds: set[str], trace_dir, console: Console)
 
 def cmd_run(args) -> int:
     from .report import health_table, print_failures, results_json, scenario_table, write_json, write_junit
-    from .runner import Runner
+    from .runner import Runner, ScenarioResult
 
     console = Console(highlight=False)
     err = _stderr()
@@ -93,28 +95,41 @@ def cmd_run(args) -> int:
     except HarnessError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    from .runner import ScenarioResult
-    results: list[ScenarioResult] = []
     total_races = sum(len(s.races) for s in scenarios)
-    runners = {kind: [Runner(d, host_timed=args.host_timed) for d in ds] for kind, ds in devices.items()}
-    rr: dict[str, int] = {}
+    results: list[ScenarioResult | None] = [None] * len(scenarios)
+    queues: dict[str, queue.SimpleQueue] = {}
+    for i, sc in enumerate(scenarios):
+        if sc.unit not in devices:
+            results[i] = ScenarioResult(sc, "-", status="skipped", error=f"no {sc.unit} device given")
+        else:
+            queues.setdefault(sc.unit, queue.SimpleQueue()).put(i)
     try:
         with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                       console=console, transient=True, disable=args.quiet or not console.is_terminal) as progress:
             task = progress.add_task("races", total=total_races)
-            for sc in scenarios:
-                pool = runners.get(sc.unit)
-                if not pool:
-                    res = ScenarioResult(sc, "-", status="skipped", error=f"no {sc.unit} device given")
-                    results.append(res)
-                    progress.advance(task, len(sc.races))
-                    continue
-                i = rr.get(sc.unit, 0)
-                rr[sc.unit] = i + 1
-                runner = pool[i % len(pool)]
-                progress.update(task, description=sc.name[:40])
+
+            def work(runner: Runner, q: queue.SimpleQueue) -> None:
+                # One thread per device: a rack of units runs its scenarios side by side.
                 runner.progress = lambda _sc, _i: progress.advance(task)
-                results.append(runner.run(sc))
+                while True:
+                    try:
+                        i = q.get_nowait()
+                    except queue.Empty:
+                        return
+                    progress.update(task, description=scenarios[i].name[:40])
+                    results[i] = runner.run(scenarios[i])
+
+            threads = [threading.Thread(target=work, args=(Runner(d, host_timed=args.host_timed), queues[kind]),
+                                        name=d.url, daemon=True)
+                       for kind, ds in devices.items() if kind in queues for d in ds]
+            if len(threads) == 1:
+                threads[0].run()
+            else:
+                for t in threads:
+                    t.start()
+                for t in threads:
+                    t.join()
+        results = [r for r in results if r is not None]
     finally:
         health = LinkHealth()
         dev_info = []

@@ -105,13 +105,21 @@ class FdLink:
 
 
 class SerialLink:
-    """Any pyserial object without a usable descriptor (rfc2217://, loop://, ...)."""
+    """Any pyserial object without a usable descriptor (rfc2217://, loop://, ...).
+
+    The read timeout is set once: pyserial's RFC 2217 client renegotiates the port
+    settings with the server whenever the timeout changes, which costs a network
+    round trip per read. Reads block in pyserial (a queue wait, not a sleep) for at
+    most SLICE_S at a time until the caller's deadline.
+    """
 
     virtual = False
+    SLICE_S = 0.01
 
     def __init__(self, url: str, ser):
         self.url = url
         self._ser = ser
+        self._ser.timeout = self.SLICE_S
         self.closed = False
 
     def now_us(self) -> int:
@@ -119,16 +127,20 @@ class SerialLink:
 
     def read(self, timeout_us: int) -> tuple[bytes, int]:
         import serial
+        deadline = time.monotonic_ns() // 1000 + max(0, timeout_us)
         try:
-            self._ser.timeout = max(0, timeout_us) / 1e6
-            data = self._ser.read(1)
-            if data:
-                waiting = self._ser.in_waiting
-                if waiting:
-                    data += self._ser.read(waiting)
+            while True:
+                data = self._ser.read(1)
+                if data:
+                    waiting = self._ser.in_waiting
+                    if waiting:
+                        data += self._ser.read(waiting)
+                    return data, time.monotonic_ns() // 1000
+                now = time.monotonic_ns() // 1000
+                if now >= deadline:
+                    return b"", now
         except (serial.SerialException, OSError) as exc:
             raise LinkClosed(f"{self.url}: read failed: {exc}") from None
-        return data, time.monotonic_ns() // 1000
 
     def write(self, data: bytes) -> None:
         import serial

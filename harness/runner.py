@@ -266,7 +266,14 @@ class Runner:
     def _apply(self, step: Step, inp: int, edge: str, value: int, at: int, events: list[Frame],
                race: RaceResult) -> None:
         if not self.host_timed:
-            self.d.inject(at, inp, edge, value)
+            try:
+                self.d.inject(at, inp, edge, value)
+            except Nak as exc:
+                if exc.error == "too_late":
+                    raise Nak("INJECT", f"too_late: the step at line {step.line} ({step.text} at "
+                                        f"{step.at.text}) was already past when the host could schedule it; "
+                                        f"anchor it on an earlier event or give it more time") from None
+                raise
             return
         heapq.heappush(self._queue, (at, len(self._queue) + 1_000_000 * race.index, step, inp, edge, value))
 
