@@ -44,10 +44,18 @@ class RaceResult:
     verdicts: list[dict] = field(default_factory=list)
     latency: dict = field(default_factory=dict)
     timing_errors_us: list[int] = field(default_factory=list)
-    events: list[dict] = field(default_factory=list)
     start_dev_us: int = 0
     health: dict = field(default_factory=dict)
     error: str = ""
+    frames: list = field(default_factory=list, repr=False)
+    unit: object = field(default=None, repr=False)
+
+    @property
+    def events(self) -> list[dict]:
+        """The race's events, device times relative to the race start (built when asked for)."""
+        if self.unit is None:
+            return []
+        return [_event_record(f, self.start_dev_us, self.unit) for f in self.frames]
 
     def as_dict(self, with_events: bool = False) -> dict:
         d = {"index": self.index, "env": {k: v for k, v in self.env.items() if k != "race"}, "status": self.status,
@@ -325,7 +333,7 @@ class Runner:
                scheduled: list[tuple[Step, int, int, int]]) -> None:
         unit = UNITS[sc.unit]
         start = race.start_dev_us
-        race.events = [_event_record(f, start, unit) for f in events]
+        race.frames = events
         verdict_frames = [f for f in events if f.msg.NAME == unit.verdict]
         race.verdicts = [_named_fields(f, unit, start) | {"t_us": f.dev_us - start} for f in verdict_frames]
         if verdict_frames:
@@ -359,6 +367,7 @@ class Runner:
             fails.extend(prefix + x for x in _check(exp, unit, events, verdict_frames, race))
         if fails:
             race.status = FAIL
+        race.unit = unit
 
     def _latency(self, v: Frame) -> dict:
         m = v.msg
