@@ -4,6 +4,7 @@
   unohil validate PATHS...    check scenario files only
   unohil emulate KIND ...     serve emulated units on a pty or TCP
   unohil hello --device URL   connect and show what answers
+  unohil ports                list serial ports and USB units, and what answers on them
 """
 from __future__ import annotations
 
@@ -218,6 +219,9 @@ def build_parser() -> argparse.ArgumentParser:
         p = sub.add_parser("emulate", help="serve emulated units on a pty or TCP")
         add_arguments(p)
         p.set_defaults(func=cmd_emulate)
+
+    from . import ports
+    ports.add_parser(sub)
     return parser
 
 

@@ -181,6 +181,17 @@ def open_usb(url: str, backend=None) -> "UsbLink":
                              f"{pick} to choose one")
     else:
         dev, serial = devs[0], serials[0][1]
+    return link_for_device(dev, url, serial=serial, vid=vid, pid=pid, read_size=opts.get("read_size"),
+                           write_timeout_ms=opts.get("write_timeout_ms", WRITE_TIMEOUT_MS))
+
+
+def link_for_device(dev, url: str, *, serial: str | None = None, vid: int | None = None, pid: int | None = None,
+                    read_size: int | None = None, write_timeout_ms: int = WRITE_TIMEOUT_MS) -> "UsbLink":
+    """Configure and claim a pyusb Device already found, as open_usb does."""
+    import usb.core
+    import usb.util
+    vid = dev.idVendor if vid is None else vid
+    pid = dev.idProduct if pid is None else pid
     where = f"{url} (bus {dev.bus} address {dev.address})"
     try:
         intf, ep_out, ep_in = _claim(dev, where)
@@ -190,8 +201,8 @@ def open_usb(url: str, backend=None) -> "UsbLink":
     except BaseException:
         usb.util.dispose_resources(dev)
         raise
-    return UsbLink(url, dev, intf, ep_out, ep_in, serial=serial, read_size=opts.get("read_size"),
-                   write_timeout_ms=opts.get("write_timeout_ms", WRITE_TIMEOUT_MS))
+    return UsbLink(url, dev, intf, ep_out, ep_in, serial=serial, read_size=read_size,
+                   write_timeout_ms=write_timeout_ms)
 
 
 def _claim(dev, where: str):
