@@ -16,7 +16,7 @@ microcontroller's timer would.
 Ordering choices the decisions leave open (protocol/SPEC.md states them):
 - A command's reply is sent before the events it caused (RESET reboot: ACK, then
   BOOT; EVENT_RESEND: ACK, then the events; INPUT: ACK, then INPUT_SEEN and its
-  consequences). ACK.value for INPUT = event_seq of that INPUT_SEEN.
+  consequences).
 - INPUT_SEEN of an input edge precedes the events the edge caused; its header time
   is the edge's time (for INJECT, at_us; for INPUT, the time the frame completed).
 - A frame whose header major version differs is answered NAK bad_version (detail =
@@ -121,6 +121,7 @@ class Device:
         self._held: list | None = None
         self._drops: list[list] = []
         self._reboot_pending = False
+        self._stamp: int | None = None    # event time while the unit acts on one input or timer
         self._inputs = frozenset(int(i) for i in self.model_cls.INPUTS)
 
     # ---- life cycle ----
@@ -129,6 +130,7 @@ class Device:
         self._boot(BOOT_REASON.power_on)
 
     def _boot(self, reason: int) -> None:
+        self._stamp = None
         self._cancel_timers()
         self._cancel_injects()
         self.epoch = self.clock.now()
@@ -161,7 +163,7 @@ class Device:
 
         def run():
             timers.discard(handle)
-            fn(t, *args)
+            self._latched(fn, t, *args)
 
         handle = self.clock.call_at(self.to_clock(t), run) if priority is None else \
             self.clock.call_at(self.to_clock(t), run, priority=priority)
@@ -192,7 +194,7 @@ class Device:
 
     def emit(self, cls, at: int | None = None, **fields) -> None:
         """Emit an event now (or with header time at). Held while a command is answered."""
-        t = self.now() if at is None else at
+        t = at if at is not None else self._stamp if self._stamp is not None else self.now()
         if self._held is not None:
             self._held.append((cls, fields, t))
         else:
@@ -229,36 +231,50 @@ class Device:
             self.emit(cls, at=t, **fields)
 
     # ---- inputs ----
-    def apply_input(self, t: int, inp: int, action: int, value: int, source: int) -> tuple[int, int, int]:
+    def apply_input(self, t: int, inp: int, action: int, value: int, source: int) -> tuple[int, int]:
         """One input edge at device time t: the model acts, INPUT_SEEN goes first.
-        Returns (disposition, detail, event_seq of the INPUT_SEEN)."""
+        Returns the model's (disposition, detail)."""
         outer, self._held = self._held, []
         try:
             disposition, detail = self.model.on_input(t, inp, action, value)
         finally:
             caused, self._held = self._held, outer
-        seen = self._event_seq + (len(outer) if outer is not None else 0)
         self.emit(msg.INPUT_SEEN, at=t, input=inp, action=action, value=value, source=source,
                   disposition=disposition, detail=detail)
         self._flush_held(caused)
-        return disposition, detail, seen & 0xFFFF
+        return disposition, detail
 
     def _valid_input(self, inp: int, action: int) -> bool:
         return inp in self._inputs and action in (ACTION.press, ACTION.release)
 
     def _run_inject(self, t: int, sid: int, inp: int, action: int, value: int) -> None:
         self._injects.pop(sid, None)
-        self.apply_input(t, inp, action, value, SOURCE.injected)
+        self._latched(self.apply_input, t, inp, action, value, SOURCE.injected)
+
+    def _latched(self, fn, *args) -> None:
+        """Run fn with event times latched to now: what a timer or an input causes happens
+        when the unit starts acting on it, however long building the frames takes."""
+        outer = self._stamp
+        if outer is None:
+            self._stamp = self.now()
+        try:
+            fn(*args)
+        finally:
+            self._stamp = outer
 
     # ---- bytes in ----
     def receive(self, data: bytes) -> None:
         """Bytes that arrived now. Every frame they complete is handled at this device time."""
-        t = self.now()
-        for item in self.decoder.feed(data):
-            if isinstance(item, FrameError):
-                self._frame_error(item)
-            else:
-                self._command(item, t)
+        arrived = self.clock.now()
+        try:
+            for item in self.decoder.feed(data):
+                t = self._stamp = self.boot_time_us + arrived - self.epoch     # a reboot moves the epoch
+                if isinstance(item, FrameError):
+                    self._frame_error(item)
+                else:
+                    self._command(item, t)
+        finally:
+            self._stamp = None
 
     def _frame_error(self, err: FrameError) -> None:
         if err.kind in _UNATTRIBUTED:
@@ -344,10 +360,10 @@ class Device:
     def _input(self, f, m, t):
         if not self._valid_input(m.input, m.action):
             return ERROR.bad_value
-        disposition, detail, seen = self.apply_input(t, m.input, m.action, m.value, SOURCE.host)
+        disposition, detail = self.apply_input(t, m.input, m.action, m.value, SOURCE.host)
         if disposition == DISPOSITION.refused:
             return detail
-        return msg.ACK(f.seq, m.ID, seen)
+        return msg.ACK(f.seq, m.ID, 0)
 
     def _inject(self, f, m, t):
         if not self._valid_input(m.input, m.action):

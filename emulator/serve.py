@@ -3,8 +3,9 @@
 One thread, one loop, any number of units sharing one clock. The loop blocks in
 select() until a byte arrives or until SPIN_US before the next due timer, then
 busy-waits the last stretch so timers (verdicts above all) run within a few
-microseconds of their due time: select's wake-up is only as precise as the
-kernel's timer slack (50 us by default), plus scheduling.
+microseconds of their due time. Linux lets select() oversleep by its timer slack:
+50 us, or 0.1% of the timeout when that is more (a 400 ms wait wakes up to 400 us
+late), so a long wait is cut short by SLACK and finished by a second, short select.
 
 Each unit's byte stream is a Port. A pty keeps its slave end open in the server,
 so a client may open, close and reopen the device path without the master
@@ -22,6 +23,7 @@ import socket
 import tty
 
 SPIN_US = 200
+SLACK = 0.998                 # sleep this fraction of a long wait, then wait again
 READ_SIZE = 4096
 MAX_PENDING = 256 * 1024      # output kept for a slow or absent reader; older bytes are dropped
 
@@ -218,7 +220,7 @@ class Server:
                 if wfd is not None:
                     writers[wfd] = port
             due = clock.next_due()
-            timeout = None if due is None else max(0, due - clock.now() - SPIN_US) / 1e6
+            timeout = None if due is None else max(0, due - clock.now() - SPIN_US) * SLACK / 1e6
             try:
                 readable, writable, _ = select.select(list(readers), list(writers), [], timeout)
             except InterruptedError:
