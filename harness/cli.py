@@ -5,6 +5,7 @@
   unohil emulate KIND ...     serve emulated units on a pty or TCP
   unohil hello --device URL   connect and show what answers
   unohil ports                list serial ports and USB units, and what answers on them
+  unohil conform --device URL firmware acceptance: protocol conformance, then the scenario library
 """
 from __future__ import annotations
 
@@ -220,8 +221,9 @@ def build_parser() -> argparse.ArgumentParser:
         add_arguments(p)
         p.set_defaults(func=cmd_emulate)
 
-    from . import ports
+    from . import conform, ports
     ports.add_parser(sub)
+    conform.add_parser(sub)
     return parser
 
 
