@@ -63,9 +63,9 @@ class Clock:
             heapq.heappop(heap)
         return heap[0][0] if heap else None
 
-    def _pop_due(self, upto: int) -> Handle | None:
+    def _pop_due(self, upto: int, priority: int = TIMER) -> Handle | None:
         due = self.next_due()
-        if due is None or due > upto:
+        if due is None or due > upto or self._heap[0][1] > priority:
             return None
         return heapq.heappop(self._heap)[3]
 
@@ -91,8 +91,17 @@ class VirtualClock(Clock):
             self._fire(handle)
         self._now = max(self._now, t)
 
-    def run_due(self) -> None:
-        self.advance_to(self._now)
+    def run_due(self, priority: int = TIMER) -> None:
+        """Run what is due now (only inputs with priority=INPUT)."""
+        while (handle := self._pop_due(self._now, priority)) is not None:
+            self._fire(handle)
+
+    def move_to(self, t: int) -> None:
+        """Stand at t without running what is due at t; nothing may be due before it."""
+        due = self.next_due()
+        if due is not None and due < t:
+            raise ValueError(f"entries due at {due} would be skipped by moving to {t}")
+        self._now = max(self._now, t)
 
     def run_next(self, limit: int) -> int | None:
         """Jump to the next due time if it is at most limit and run everything due then."""

@@ -102,7 +102,6 @@ class Device:
         self.boot_time_us = boot_time_us
         self.salt = salt                  # mixed into boot ids: a served unit gets fresh ones per run
         self.params = {p.name: p for p in params_for(kind)}
-        self.caps = sum(1 << CAP[c] for c in self.model_cls.CAPS)
         self.decoder = StreamDecoder()
         self.rng = random.Random(seed)
         self.config: dict[str, int] = {}
@@ -112,6 +111,7 @@ class Device:
         self.epoch = 0
         self.boot_id = 0
         self.model: UnitModel | None = None
+        self.caps = 0
         self._timers: set = set()
         self._injects: dict[int, object] = {}
         self._inject_id = 0
@@ -146,6 +146,7 @@ class Device:
         digest = hashlib.sha256(b"%d:%d:%d:" % (self.serial, self.seed, self.boots) + self.salt).digest()
         self.boot_id = int.from_bytes(digest[:4], "little") or 1
         self.model = self.model_cls(self, **self.options)
+        self.caps = sum(1 << CAP[c] for c in self.model.caps())
         self.emit(msg.BOOT, boot_id=self.boot_id, reason=reason)
         self.model.power_on(self.now())
 

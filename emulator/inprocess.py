@@ -2,7 +2,10 @@
 
 VirtualLink: a unit on the virtual clock, no threads. Time moves only inside read():
 to the next scheduled device activity, or by the whole timeout when nothing is due.
-Host time is derived from device time:
+A read that times out at instant T leaves what is due at exactly T pending: bytes
+written then arrive before T's timers (inputs before timers at one instant,
+SPEC.md 4.8, and after any INJECT due at T), and the next read runs them. Host
+time is derived from device time:
 
     host_us = host_offset_us + floor(clock_us * 1e6 / (1e6 + drift_ppm))
 
@@ -24,7 +27,7 @@ import threading
 from fractions import Fraction
 from math import floor
 
-from .clock import RealClock, VirtualClock
+from .clock import INPUT, RealClock, VirtualClock
 from .device import Device
 
 
@@ -74,6 +77,7 @@ class VirtualLink:
     # ---- link interface ----
     def write(self, data: bytes) -> None:
         self._check_open()
+        self.clock.run_due(priority=INPUT)      # stimuli accepted earlier go first
         self.device.receive(bytes(data))
         self.clock.run_due()
 
@@ -84,12 +88,12 @@ class VirtualLink:
             return out, self._host_now
         limit_host = self._host_now + max(0, int(timeout_us))
         limit = max(self.clock.now(), self._clock_limit(limit_host))
-        while (due := self.clock.run_next(limit)) is not None:
+        while (due := self.clock.run_next(limit if limit == self.clock.now() else limit - 1)) is not None:
             self._host_now = max(self._host_now, self._host_at(due))
             out = self.device.take_output()
             if out:
                 return out, self._host_now
-        self.clock.advance_to(limit)
+        self.clock.move_to(limit)
         self._host_now = limit_host
         return b"", self._host_now
 

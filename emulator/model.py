@@ -38,6 +38,8 @@ RESET new_game, then calls power_on(t). Hooks a model implements:
                                        (e.g. "bad_value") to refuse, None to accept.
                                        Per-parameter ranges are checked by the core.
     cards                              property, reported in STATUS.cards
+    caps()                             capability names for IDENTITY (default CAPS;
+                                       override when a unit option removes one)
     shutdown(t)                        the game is being thrown away (RESET
                                        new_game): the default turns every lit light
                                        off with LIGHT events
@@ -117,6 +119,9 @@ class UnitModel:
     @property
     def cards(self) -> int:
         return 0
+
+    def caps(self) -> tuple[str, ...]:
+        return self.CAPS
 
     def shutdown(self, t: int) -> None:
         for (light, _), (mode, target) in list(self.lights.items()):

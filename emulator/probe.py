@@ -117,7 +117,7 @@ class Probe:
         return self.wait(lambda f: f.name == name, timeout_us)
 
     def run_for(self, duration_us: int) -> list[Frame]:
-        """Read everything for duration_us of link time."""
+        """Read everything for duration_us of link time, what is due at exactly the end included."""
         end = self.link.now_us() + duration_us
         got: list[Frame] = []
         while (left := end - self.link.now_us()) >= 0:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from protocol import ENUMS, NONE_I32, NONE_U8, NONE_U32, msg
 from protocol.devtime import wrap
+from protocol.vectors import countdown, lands_on_b
 
 from .model import ACTED, DEFAULT_CAPS, REPORTED, UnitModel, refused
 
@@ -25,12 +26,6 @@ MODE = ENUMS["light_mode"]
 PRESS = ENUMS["action"].press
 
 
-def land_on_b(rng, d: int, window: int) -> bool:
-    """One card of a tie: d = t_b - t_a (> 0: A pressed first, the cards fly toward B).
-    P(B side) = clamp(1/2 + d/W, 0, 1): certain for |d| >= W/2, a coin for d = 0."""
-    return rng.randrange(2 * window) < window + 2 * d
-
-
 class Showdown(UnitModel):
     KIND = "showdown"
     INPUTS = INPUT
@@ -38,7 +33,7 @@ class Showdown(UnitModel):
     POWER_ON = STATE.empty
     IDLE_STATES = (STATE.empty, STATE.loaded)
     CAPS = DEFAULT_CAPS + ("landing_sensor",)
-    OPTIONS = {"card_capacity": (12, 1, 254), "players": (2, 2, 2)}
+    OPTIONS = {"card_capacity": (12, 1, 254), "players": (2, 2, 2), "landing_sensor": (1, 0, 1)}
 
     def __init__(self, core, **options):
         super().__init__(core, **options)
@@ -54,6 +49,9 @@ class Showdown(UnitModel):
     @property
     def cards(self) -> int:
         return self.tray
+
+    def caps(self) -> tuple[str, ...]:
+        return self.CAPS if self.landing_sensor else tuple(c for c in self.CAPS if c != "landing_sensor")
 
     def light_key(self, light: int, target: int) -> tuple[int, int]:
         return (light, 0)           # one red lamp, whatever side it points at
@@ -127,7 +125,7 @@ class Showdown(UnitModel):
     def _countdown(self, t):
         cfg = self.config
         self.in_play = self.tray
-        self.green_t = t + self.rng.randrange(cfg["countdown_min_us"], cfg["countdown_max_us"] + 1)
+        self.green_t = t + countdown(self.rng, cfg["countdown_min_us"], cfg["countdown_max_us"])
         self.first, self.press, self.tie = None, [None, None], False
         self.emit(msg.SD_COUNTDOWN, cards=self.in_play)
         self.light(LIGHT.red, MODE.flash, SIDE.none)
@@ -177,9 +175,13 @@ class Showdown(UnitModel):
                       knowable=t)
 
     def _landing(self, t):
+        if not self.landing_sensor:
+            # SD-11: the unit cannot see the line; the players read it themselves
+            self._verdict(loser=SIDE.none, reason=REASON.line_tiebreak, decisive=max(self.press), knowable=t)
+            return
         w = self.config["tie_window_us"]
         d = self.press[SIDE.b] - self.press[SIDE.a]
-        on_b = sum(land_on_b(self.rng, d, w) for _ in range(self.in_play))
+        on_b = sum(lands_on_b(self.rng, d, w) for _ in range(self.in_play))
         on_a = self.in_play - on_b
         self.emit(msg.SD_LANDING, landed_a=on_a, landed_b=on_b)
         if on_a == on_b:

@@ -515,3 +515,19 @@ def test_true_offset_without_and_with_drift():
     assert fast.device.now() == 10_001_000            # 100 ppm fast over 10 s of host time
     assert fast.device_time_at(11_000_000) == 10_001_000
     assert fast.true_offset_us(11_000_000) == 10_001_000 - 11_000_000
+
+
+def test_input_written_at_a_timeout_instant_comes_after_injects_and_before_timers():
+    p = make()
+    p.request(msg.INPUT(LOAD, PRESS, 1))
+    p.request(msg.CONFIG_SET(pid("countdown_min_us"), 500_000))
+    p.request(msg.CONFIG_SET(pid("countdown_max_us"), 500_000))
+    p.request(msg.INPUT(TIMER, PRESS, 0))             # green at 500_000
+    p.request(msg.INJECT(500_000, B, RELEASE, 0))
+    assert p.read(500_000) == []                      # times out exactly at green
+    assert p.link.device.now() == 500_000 and not p.events("SD_GREEN")
+    p.request(msg.INPUT(A, RELEASE, 0))
+    p.run_for(0)
+    order = [(f.name, f.msg.input if f.name == "INPUT_SEEN" else None) for f in p.events() if f.time_us == 500_000]
+    assert order[:3] == [("INPUT_SEEN", B), ("INPUT_SEEN", A), ("LIGHT", None)]
+    assert p.events("SD_GREEN")[0].time_us == 500_000

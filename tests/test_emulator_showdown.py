@@ -495,3 +495,38 @@ def test_line_draws_are_seeded():
         u = Unit(seed=seed, cards=0, countdown=500_000, beep_interval_us=2_000_000)
         return [(v.landed_a, v.landed_b) for v in _tie_races(u, 20, 100, cards=3)]
     assert run(8) == run(8) != run(9)
+
+
+# ---- host INPUT at a deadline's instant, and a unit without a landing sensor ----
+
+def test_host_input_at_exactly_the_window_end_runs_before_the_verdict_timer():
+    u = Unit()
+    u.timer()
+    t1 = GREEN + 200_000
+    u.inject(t1, B)
+    u.p.wait_event("SD_LAUNCH", 100_000_000)
+    while u.link.device.now() < t1 + W:                # time out exactly at t1 + W
+        u.p.read(t1 + W - u.link.device.now())
+    assert u.link.device.now() == t1 + W and not u.p.events("SD_VERDICT")
+    assert u.p.request(msg.INPUT(A, PRESS, 0)).name == "ACK"
+    v = u.verdict()
+    assert (v.msg.reason, v.msg.press_a_us, v.time_us) == (R.first_press, t1 + W, t1 + W)
+    assert seen(u, A)[0].disposition == DISP.reported
+
+
+def test_without_landing_sensor_a_tie_is_left_to_the_players():
+    link = VirtualLink("showdown", 1, landing_sensor=0)
+    p = Probe(link)
+    ident = p.request(msg.HELLO(1, 0)).msg
+    assert not ident.caps & (1 << ENUMS["capability"].landing_sensor)
+    for name in ("countdown_min_us", "countdown_max_us"):
+        p.request(msg.CONFIG_SET(PARAMS_BY_NAME[name].id, D))
+    p.request(msg.INPUT(LOAD, PRESS, 3))
+    p.request(msg.INJECT(T0, TIMER, PRESS, 0))
+    p.request(msg.INJECT(GREEN + 5000, A, PRESS, 0))
+    p.request(msg.INJECT(GREEN + 5100, B, PRESS, 0))
+    v = p.wait_event("SD_VERDICT", 100_000_000)
+    m = v.msg
+    assert (m.reason, m.loser, m.landed_a, m.landed_b, m.cards) == (R.line_tiebreak, NONE, NONE_U8, NONE_U8, 3)
+    assert (m.decisive_us, m.knowable_us, v.time_us) == (GREEN + 5100, GREEN + 5000 + FLIGHT, GREEN + 5000 + FLIGHT)
+    assert not p.events("SD_LANDING")
