@@ -13,7 +13,7 @@ boot); the wire carries t mod 2**32. boot_time_us lets a test start the counter 
 before the wrap. A reboot restarts the counter at boot_time_us, as a
 microcontroller's timer would.
 
-Ordering choices the decisions leave open (protocol/SPEC.md states them):
+Protocol choices implemented here (protocol/SPEC.md sections 2.6, 4.3-4.9):
 - A command's reply is sent before the events it caused (RESET reboot: ACK, then
   BOOT; EVENT_RESEND: ACK, then the events; INPUT: ACK, then INPUT_SEEN and its
   consequences).
@@ -26,6 +26,9 @@ Ordering choices the decisions leave open (protocol/SPEC.md states them):
 - NAK wrong_state carries the unit's state in detail; bad_version the device major.
 - RESET new_game keeps pending INJECT stimuli (they belong to the test, not the
   game); RESET reboot drops them.
+- Events are stamped with the device time at which the unit started acting on the
+  input or timer that caused them (on the real clock, building frames takes tens
+  of microseconds that are not the unit's reaction).
 
 Test hooks: drop_next_events(n, name=None) keeps the next n events (of that message
 name, if given) off the wire once; they stay in the ring, so EVENT_RESEND recovers

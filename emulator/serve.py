@@ -20,6 +20,7 @@ import errno
 import os
 import select
 import socket
+import termios
 import tty
 
 SPIN_US = 200
@@ -90,9 +91,18 @@ class PtyPort(Port):
         except (BlockingIOError, InterruptedError):
             return b""
         except OSError as exc:
-            if exc.errno == errno.EIO:
-                return b""
-            raise
+            if exc.errno != errno.EIO:
+                raise
+            self._hold_again()      # our slave end was hung up: without a new one select spins on EIO
+            return b""
+
+    def _hold_again(self) -> None:
+        try:
+            os.close(self.slave)
+        except OSError:
+            pass
+        self.slave = os.open(self.name, os.O_RDWR | os.O_NOCTTY)
+        tty.setraw(self.slave, termios.TCSANOW)
 
     def write_fd(self):
         return self.master if self.pending else None
