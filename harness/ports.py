@@ -113,9 +113,10 @@ def usb_devices(unit_ids: set[tuple[int, int]], backend=None) -> tuple[list[Port
             info._device = dev
         else:
             info.reason = "not a unit's VID:PID; add --usb-id VID:PID to probe it"
-        if err is not None and serial is None and usb_link._denied(err):
-            info.status, info.reason = "error", ("permission denied: " +
-                                                 usb_link.UDEV_HINT.format(vid=ids[0], pid=ids[1]).split("\n")[0])
+        if err is not None and serial is None and usb_link.permission_denied(err):
+            rule = usb_link.UDEV_RULE.format(vid=ids[0], pid=ids[1])
+            info.status, info.reason = "error", (f"permission denied: put the udev rule {rule} in "
+                                                 f"/etc/udev/rules.d/70-uno-hil.rules and replug")
             info._device = None
         out.append(info)
     notes = [f"USB: {others} other device(s) without a vendor-specific bulk interface not shown"] if others else []

@@ -34,10 +34,10 @@ READ_PACKETS = 8
 WRITE_TIMEOUT_MS = 1000
 _OPTIONS = {"serial": str, "read_size": int, "write_timeout_ms": int}
 
-UDEV_HINT = ('add a udev rule, e.g. /etc/udev/rules.d/70-uno-hil.rules with\n'
-             '  SUBSYSTEM=="usb", ATTR{{idVendor}}=="{vid:04x}", ATTR{{idProduct}}=="{pid:04x}", '
-             'MODE="0660", TAG+="uaccess"\n'
-             'then `sudo udevadm control --reload && sudo udevadm trigger` and replug the unit')
+UDEV_RULE = ('SUBSYSTEM=="usb", ATTR{{idVendor}}=="{vid:04x}", ATTR{{idProduct}}=="{pid:04x}", MODE="0660", '
+             'TAG+="uaccess"')
+UDEV_HINT = ('add a udev rule, e.g. /etc/udev/rules.d/70-uno-hil.rules with\n  ' + UDEV_RULE +
+             '\nthen `sudo udevadm control --reload && sudo udevadm trigger` and replug the unit')
 
 _backend = None
 
@@ -118,7 +118,7 @@ def read_serial(dev) -> tuple[str | None, Exception | None]:
         return None, exc
 
 
-def _denied(exc) -> bool:
+def permission_denied(exc) -> bool:
     return getattr(exc, "errno", None) == errno.EACCES or "langid" in str(exc) or "permission" in str(exc).lower()
 
 
@@ -162,7 +162,7 @@ def open_usb(url: str, backend=None) -> "UsbLink":
     if wanted is not None:
         hits = [d for d, s, _ in serials if serial_matches(wanted, s)]
         if not hits:
-            denied = [e for _, s, e in serials if s is None and e is not None and _denied(e)]
+            denied = [e for _, s, e in serials if s is None and e is not None and permission_denied(e)]
             if denied:
                 raise DeviceURLError(f"{url}: cannot read the serial numbers of the {_ids(vid, pid)} devices: "
                                      f"permission denied; " + UDEV_HINT.format(vid=vid, pid=pid))

@@ -3,7 +3,6 @@ import json
 import os
 import threading
 import xml.etree.ElementTree as ET
-from pathlib import Path
 
 import pytest
 
@@ -12,8 +11,6 @@ from emulator.inprocess import VirtualLink
 from emulator.usb_backend import EmulatedBackend
 from harness import cli, conform, usb_link
 from protocol import StreamDecoder, encode, msg
-
-ROOT = Path(__file__).resolve().parent.parent
 
 # On the real clock the emulator computes TIME_SYNC_REPLY.t3 and the reply's header time with two
 # reads of the clock, a few microseconds apart (SPEC 5: t3 equals the header time_us). The check

@@ -258,14 +258,17 @@ def test_zero_length_packet_ends_a_transfer_of_whole_packets(bus):
     good, buggy = _open_raw(bus, 1), _open_raw(bus, 2)
     try:
         good.write(EP_OUT, _exactly_one_packet_of_replies())
+        time.sleep(0.05)                          # all three replies made before the IN token
         t0 = time.monotonic()
         assert len(good.read(EP_IN, 512, 2000)) == 64
         assert time.monotonic() - t0 < 0.5        # ended by the ZLP, not by the timeout
         # a reader of one packet at a time sees the ZLP as a transfer of its own
         good.write(EP_OUT, _exactly_one_packet_of_replies())
+        time.sleep(0.05)
         assert len(good.read(EP_IN, 64, 2000)) == 64 and len(good.read(EP_IN, 64, 2000)) == 0
         # without the ZLP a multi-packet read only ends at its timeout (and libusb returns the data)
         buggy.write(EP_OUT, _exactly_one_packet_of_replies())
+        time.sleep(0.05)
         t0 = time.monotonic()
         assert len(buggy.read(EP_IN, 512, 300)) == 64
         assert time.monotonic() - t0 >= 0.29
@@ -284,6 +287,7 @@ def test_zero_length_packets_do_not_disturb_the_link(bus):
     bus.add("showdown")
     with Driver.open("usb://1209:0001?read_size=64") as d:
         d.link.write(_exactly_one_packet_of_replies())
+        time.sleep(0.05)
         frames = []
         dec = StreamDecoder()
         t_end = time.monotonic() + 1
