@@ -118,6 +118,9 @@ def usb_devices(unit_ids: set[tuple[int, int]], backend=None) -> tuple[list[Port
             info.status, info.reason = "error", (f"permission denied: put the udev rule {rule} in "
                                                  f"/etc/udev/rules.d/70-uno-hil.rules and replug")
             info._device = None
+        if info._device is None:
+            import usb.util
+            usb.util.dispose_resources(dev)   # the strings opened it; only a probe keeps it open
         out.append(info)
     notes = [f"USB: {others} other device(s) without a vendor-specific bulk interface not shown"] if others else []
     return out, notes
