@@ -552,6 +552,10 @@ def _matcher(v: _Validator, node: yaml.Node, key: str, enum_name: str | None,
         raw = _CONSTRUCTOR.construct_object(n) if isinstance(n, yaml.ScalarNode) else None
         if raw == "none" and none_value is not None and not (enum_name and "none" in cat.ENUM_VALUES.get(enum_name, {})):
             return none_value
+        if isinstance(raw, bool) and enum_name:
+            # YAML 1.1 reads a bare on/off/yes/no as a boolean; in an enum field it means the name.
+            text = n.value.lower() if isinstance(n, yaml.ScalarNode) else ""
+            raw = text if text in cat.ENUM_VALUES.get(enum_name, {}) else ("on" if raw else "off")
         if isinstance(raw, str) and enum_name:
             table = cat.ENUM_VALUES.get(enum_name, {})
             if raw == "none" and "none" not in table:
@@ -595,7 +599,7 @@ def _matcher(v: _Validator, node: yaml.Node, key: str, enum_name: str | None,
     val = conv(node)
     if val is None:
         return None
-    return Matcher("eq", (val,), label=str(_CONSTRUCTOR.construct_object(node)))
+    return Matcher("eq", (val,), label=node.value if isinstance(node, yaml.ScalarNode) else str(val))
 
 
 def _fields(v: _Validator, node: yaml.Node, key: str, message: str, unit: UnitVocab) -> dict[str, Matcher]:
