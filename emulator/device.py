@@ -26,9 +26,9 @@ Protocol choices implemented here (protocol/SPEC.md sections 2.6, 4.3-4.9):
 - NAK wrong_state carries the unit's state in detail; bad_version the device major.
 - RESET new_game keeps pending INJECT stimuli (they belong to the test, not the
   game); RESET reboot drops them.
-- Events are stamped with the device time at which the unit started acting on the
-  input or timer that caused them (on the real clock, building frames takes tens
-  of microseconds that are not the unit's reaction).
+- Events are stamped with the model's time of the input or timer that caused them
+  (an injected input's at_us, a timer's due time), so the wire agrees with the
+  model on the real clock too; verdicts are stamped when produced (see _latched).
 
 Test hooks: drop_next_events(n, name=None) keeps the next n events (of that message
 name, if given) off the wire once; they stay in the ring, so EVENT_RESEND recovers
@@ -56,6 +56,9 @@ BOOT_REASON = ENUMS["boot_reason"]
 CAP = ENUMS["capability"]
 RESET_MODE = ENUMS["reset_mode"]
 ACTION = ENUMS["action"]
+
+# Events that close a race: stamped when produced, so their lateness is visible.
+VERDICTS = frozenset({"SD_VERDICT", "FL_BUZZER_VERDICT", "LA_RESULT"})
 
 _UNATTRIBUTED = {"bad_crc": ERROR.bad_crc, "too_long": ERROR.frame_too_long}
 _ATTRIBUTED = {"unknown_type": ERROR.unknown_type, "bad_length": ERROR.bad_length,
@@ -198,7 +201,12 @@ class Device:
 
     def emit(self, cls, at: int | None = None, **fields) -> None:
         """Emit an event now (or with header time at). Held while a command is answered."""
-        t = at if at is not None else self._stamp if self._stamp is not None else self.now()
+        if at is not None:
+            t = at
+        elif cls.NAME in VERDICTS or self._stamp is None:
+            t = self.now()
+        else:
+            t = self._stamp
         if self._held is not None:
             self._held.append((cls, fields, t))
         else:
@@ -255,14 +263,20 @@ class Device:
         self._injects.pop(sid, None)
         self._latched(self.apply_input, t, inp, action, value, SOURCE.injected)
 
-    def _latched(self, fn, *args) -> None:
-        """Run fn with event times latched to now: what a timer or an input causes happens
-        when the unit starts acting on it, however long building the frames takes."""
+    def _latched(self, fn, t: int, *args) -> None:
+        """Run fn(t, ...) with event times latched to t, the time the model acts at.
+
+        On the real clock a timer runs a little after its due time and frames take
+        tens of microseconds to build; stamping every consequence with the model's own
+        time keeps the wire consistent with the model (a press injected at green + 180000
+        is a reaction of exactly 180000 us, and SD_GREEN says when green was). Verdicts
+        are the exception: their header is the time they were actually produced, so
+        header - knowable_us shows the unit's processing delay (see emit)."""
         outer = self._stamp
         if outer is None:
-            self._stamp = self.now()
+            self._stamp = t
         try:
-            fn(*args)
+            fn(t, *args)
         finally:
             self._stamp = outer
 
