@@ -44,6 +44,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="device counter at boot (e.g. 4294000000 to cross the u32 wrap soon)")
     parser.add_argument("--card-capacity", type=int, default=None, metavar="N", help="unit option card_capacity")
     parser.add_argument("--players", type=int, default=None, metavar="N", help="unit option players")
+    parser.add_argument("--print-origin", action="store_true",
+                        help="after the paths, print 'origin PATH US' per unit: the host monotonic time in us "
+                             "at which its device time was 0 (clock real only; for latency measurements)")
 
 
 def _parse_tcp(text: str) -> tuple[str, int]:
@@ -87,6 +90,11 @@ def run(args: argparse.Namespace) -> int:
     try:
         for device in devices:
             device.start()
+        if args.print_origin:
+            # Same machine, same CLOCK_MONOTONIC: a host can turn device times into its own exactly.
+            for device, port in server.units:
+                print(f"origin {port.name} {clock.origin_us + device.epoch - device.boot_time_us}")
+            sys.stdout.flush()
         server.run()
     finally:
         for sig, handler in previous.items():

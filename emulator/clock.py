@@ -119,6 +119,11 @@ class RealClock(Clock):
         self._pinned: int | None = None
         self.pin_due = pin_due
 
+    @property
+    def origin_us(self) -> int:
+        """time.monotonic_ns() // 1000 at which this clock read 0."""
+        return self._origin
+
     def now(self) -> int:
         if self._pinned is not None:
             return self._pinned

@@ -182,6 +182,23 @@ def cmd_hello(args) -> int:
     return 0
 
 
+def cmd_bench(args) -> int:
+    from .bench import print_report, run_bench
+    from .report import write_json
+    console = Console(highlight=False)
+    try:
+        if args.json:
+            check_writable(args.json, "--json")
+        result = run_bench(args.device, args.races)
+    except HarnessError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    print_report(result, console)
+    if args.json:
+        write_json(args.json, result)
+    return 0
+
+
 def cmd_emulate(args) -> int:
     from emulator.__main__ import run as emulate_run
     return emulate_run(args)
@@ -207,6 +224,13 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("validate", help="check scenario files without running them")
     p.add_argument("paths", nargs="+")
     p.set_defaults(func=cmd_validate)
+
+    p = sub.add_parser("bench", help="adjudication latency against the raw floor of the link, in one run")
+    p.add_argument("--device", metavar="URL", default=None,
+                   help="a Showdown unit (default: an emulator in another process on a pty, real clock)")
+    p.add_argument("--races", type=int, default=300, metavar="N")
+    p.add_argument("--json", metavar="FILE")
+    p.set_defaults(func=cmd_bench)
 
     p = sub.add_parser("hello", help="connect to a device and show what it is")
     p.add_argument("--device", required=True, metavar="URL")

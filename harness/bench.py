@@ -1,0 +1,189 @@
+"""unohil bench: adjudication latency and what the link itself costs, measured in one run.
+
+For each race the Showdown unit adjudicates, three figures:
+  processing   verdict header time - knowable_us: the device's own delay past the
+               earliest instant the verdict could be known (device clock);
+  read         host time the read returned - host time the verdict was produced;
+  delivered    host time the waiting code got the verdict - host time it was produced.
+The production time is exact when the emulator runs in another process on this host
+(it reports the monotonic time of its device time 0); for any other device it comes
+from clock sync, and its uncertainty is reported beside it.
+
+The floor is the same kind of link with no protocol: a child process writes stamped
+16-byte packets into a pty and this process blocks in os.read (one-way), and an echo
+child for the round trip. Ratios compare the harness with the floor of the same run.
+"""
+from __future__ import annotations
+
+import os
+import struct
+import subprocess
+import sys
+import time
+import tty
+
+from protocol import msg as M
+from protocol.devtime import diff
+
+from .driver import Driver
+
+PCTS = (("min", 0), ("p50", 50), ("p90", 90), ("p99", 99), ("p99.9", 99.9), ("max", 100))
+
+
+def distribution(values: list[float]) -> dict:
+    if not values:
+        return {}
+    v = sorted(values)
+    out = {}
+    for name, p in PCTS:
+        k = min(len(v) - 1, max(0, int(round(p / 100 * (len(v) - 1)))))
+        out[name] = v[k]
+    out["n"] = len(v)
+    return out
+
+
+def spawn_emulator(kind: str = "showdown", seed: int = 1):
+    """An emulator in another process on a pty, real clock. Returns (process, path, origin_us)."""
+    proc = subprocess.Popen([sys.executable, "-m", "emulator", kind, "--pty", "--clock", "real", "--seed",
+                             str(seed), "--print-origin"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                            text=True)
+    path = proc.stdout.readline().strip()
+    origin_line = proc.stdout.readline().split()
+    if not path or len(origin_line) != 3:
+        proc.kill()
+        raise RuntimeError("the emulator process did not start")
+    return proc, path, int(origin_line[2])
+
+
+def _pty_pair() -> tuple[int, int]:
+    master, slave = os.openpty()
+    tty.setraw(master)
+    tty.setraw(slave)
+    return master, slave
+
+
+def floor_one_way(samples: int, interval_us: int = 2000) -> list[int]:
+    master, slave = _pty_pair()
+    child = subprocess.Popen([sys.executable, "-m", "harness.floor", "emit", str(master), str(samples),
+                              str(interval_us)], pass_fds=(master,))
+    os.close(master)
+    out = []
+    buf = b""
+    try:
+        while len(out) < samples:
+            data = os.read(slave, 4096)
+            now = time.monotonic_ns() // 1000
+            buf += data
+            while len(buf) >= 16:
+                (ts,) = struct.unpack_from("<Q", buf)
+                buf = buf[16:]
+                out.append(now - ts)
+    finally:
+        child.wait(timeout=30)
+        os.close(slave)
+    return out
+
+
+def floor_round_trip(samples: int) -> list[int]:
+    master, slave = _pty_pair()
+    child = subprocess.Popen([sys.executable, "-m", "harness.floor", "echo", str(master)], pass_fds=(master,))
+    os.close(master)
+    out = []
+    packet = bytes(16)
+    try:
+        for _ in range(samples):
+            t0 = time.monotonic_ns() // 1000
+            os.write(slave, packet)
+            got = 0
+            while got < 16:
+                got += len(os.read(slave, 16 - got))
+            out.append(time.monotonic_ns() // 1000 - t0)
+            time.sleep(0.001)
+    finally:
+        os.close(slave)
+        child.wait(timeout=30)
+    return out
+
+
+def race_latencies(d: Driver, races: int, origin_us: int | None, first_press_every: int = 10) -> dict:
+    """Run races; return lists of processing, read and delivered latencies (us)."""
+    d.apply_config({"countdown_min_us": 500_000, "countdown_max_us": 500_000, "beep_interval_us": 2_000_000})
+    proc, read, delivered, rtt = [], [], [], []
+    est = d.clock.estimate
+    for i in range(races):
+        d.reset("new_game")
+        d.input("load_cards", value=1)
+        t0 = d.now_us()
+        d.status()
+        rtt.append(d.now_us() - t0)
+        start = d.input("timer")
+        side = "paddle_a" if i % 2 else "paddle_b"
+        if first_press_every and i % first_press_every == 0:
+            green = d.wait_for(lambda f: f.msg.NAME == "SD_GREEN", 5_000_000, "green")
+            d.inject(green.dev_us + 20_000, side)
+        else:
+            d.inject(start.dev_us + 20_000, side)          # a false start: adjudicated at the press
+        v = d.wait_for(lambda f: f.msg.NAME == "SD_VERDICT", 5_000_000, "verdict")
+        got = d.now_us()
+        m = v.msg
+        proc.append(diff(v.time_us, m.knowable_us))
+        produced = (v.dev_us + origin_us) if origin_us is not None else est.to_host(v.dev_us)
+        read.append(v.host_us - produced)
+        delivered.append(got - produced)
+        if i % 50 == 49:
+            est = d.sync_clock(8)
+    return {"processing_us": proc, "read_us": read, "delivered_us": delivered, "command_rtt_us": rtt}
+
+
+def run_bench(url: str | None, races: int) -> dict:
+    proc = None
+    origin = None
+    link_kind = "pty"
+    try:
+        if url is None:
+            proc, url, origin = spawn_emulator()
+        elif not url.startswith("/dev/"):
+            link_kind = url.split("://", 1)[0]
+        with Driver.open(url, kind="showdown") as d:
+            d.sync_clock(32)
+            lat = race_latencies(d, races, origin)
+            clock = d.clock.estimate.as_dict()
+        floor = floor_one_way(max(200, races))
+        floor_rtt = floor_round_trip(max(200, races))
+    finally:
+        if proc is not None:
+            proc.terminate()
+            proc.wait(timeout=10)
+    dists = {k: distribution(v) for k, v in lat.items()}
+    dists["floor_one_way_us"] = distribution(floor)
+    dists["floor_round_trip_us"] = distribution(floor_rtt)
+    ratios = {}
+    for name, base in (("delivered_us", "floor_one_way_us"), ("read_us", "floor_one_way_us"),
+                       ("command_rtt_us", "floor_round_trip_us")):
+        a, b = dists[name], dists[base]
+        ratios[f"{name}/{base}"] = {p: (a[p] / b[p] if b.get(p) else None) for p in ("p50", "p99")}
+    return {"device": url, "link": link_kind, "races": races, "emission_time": "exact" if origin else "clock sync",
+            "clock": clock, "distributions": dists, "ratios": ratios}
+
+
+def print_report(result: dict, console) -> None:
+    from rich.table import Table
+    t = Table(title=f"Adjudication latency, {result['races']} races on {result['device']} "
+                    f"(emission time: {result['emission_time']})", header_style="bold")
+    t.add_column("figure (us)")
+    for name, _ in PCTS:
+        t.add_column(name, justify="right")
+    labels = {
+        "processing_us": "device processing (verdict - knowable)",
+        "read_us": "host read (read returned - produced)",
+        "delivered_us": "host delivered (waiter got it - produced)",
+        "command_rtt_us": "command round trip (STATUS)",
+        "floor_one_way_us": "floor: raw pty one-way (os.read)",
+        "floor_round_trip_us": "floor: raw pty echo round trip",
+    }
+    for key, label in labels.items():
+        d = result["distributions"].get(key, {})
+        t.add_row(label, *(f"{d.get(n, float('nan')):.0f}" for n, _ in PCTS))
+    console.print(t)
+    for name, r in result["ratios"].items():
+        console.print(f"  ratio {name}: p50 {r['p50']:.2f}x, p99 {r['p99']:.2f}x")

@@ -1,0 +1,75 @@
+"""Benchmarks (pytest-benchmark). Under the default --benchmark-disable each runs once, as a
+test of the measuring code; `pytest --benchmark-enable tests/test_bench.py` reports the figures.
+Nothing here asserts a wall-clock time except the targets, checked only when benchmarking."""
+import json
+
+import pytest
+
+from harness import Driver
+from harness.bench import distribution, race_latencies, spawn_emulator
+from harness.cli import main
+
+FAST = {"countdown_min_us": 500_000, "countdown_max_us": 500_000, "beep_interval_us": 2_000_000}
+
+
+def one_race(d: Driver) -> None:
+    d.reset("new_game")
+    d.input("load_cards", value=2)
+    d.input("timer")
+    green = d.wait_for(lambda f: f.msg.NAME == "SD_GREEN", 5_000_000, "green")
+    d.inject(green.dev_us + 180_000, "paddle_a")
+    v = d.wait_for(lambda f: f.msg.NAME == "SD_VERDICT", 5_000_000, "verdict")
+    assert v.msg.reaction_a_us == 180_000
+
+
+def test_virtual_clock_races_per_second_in_process(benchmark, request):
+    """A full Showdown race through codec, driver and emulator on the virtual clock."""
+    d = Driver.open("emu://showdown?clock=virtual")
+    d.apply_config(FAST)
+    benchmark.pedantic(one_race, args=(d,), rounds=2000, iterations=1, warmup_rounds=50) \
+        if not request.config.getoption("benchmark_disable") else benchmark(one_race, d)
+    stats = getattr(benchmark, "stats", None)
+    if stats is not None and not request.config.getoption("benchmark_disable"):
+        races_per_s = 1 / stats.stats.mean
+        benchmark.extra_info["races_per_s"] = races_per_s
+        print(f"\nvirtual-clock races per second: {races_per_s:.0f}")
+    d.close()
+
+
+def test_verdict_latency_over_a_pty_to_another_process(benchmark, request):
+    proc, path, origin = spawn_emulator()
+    try:
+        with Driver.open(path) as d:
+            d.sync_clock(16)
+            n = 1 if request.config.getoption("benchmark_disable") else 100
+            result = {}
+
+            def run():
+                result.update(race_latencies(d, n, origin, first_press_every=0))
+            benchmark.pedantic(run, rounds=1, iterations=1)
+            for key in ("processing_us", "read_us", "delivered_us"):
+                dist = distribution(result[key])
+                benchmark.extra_info[key] = dist
+                assert dist["min"] >= 0 or key == "processing_us"
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
+def test_bench_command_reports_every_figure(tmp_path):
+    out = tmp_path / "bench.json"
+    assert main(["bench", "--races", "4", "--json", str(out)]) == 0
+    doc = json.loads(out.read_text())
+    d = doc["distributions"]
+    for key in ("processing_us", "read_us", "delivered_us", "command_rtt_us", "floor_one_way_us",
+                "floor_round_trip_us"):
+        assert set(d[key]) >= {"min", "p50", "p90", "p99", "p99.9", "max", "n"}
+    assert doc["emission_time"] == "exact"
+    assert "delivered_us/floor_one_way_us" in doc["ratios"]
+    assert d["floor_one_way_us"]["min"] > 0
+
+
+def test_distribution_percentiles():
+    d = distribution(list(range(1, 1001)))
+    assert (d["min"], d["p50"], d["p99"], d["max"], d["n"]) == (1, 501, 990, 1000, 1000)
+    assert distribution([]) == {}
