@@ -44,6 +44,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="device counter at boot (e.g. 4294000000 to cross the u32 wrap soon)")
     parser.add_argument("--card-capacity", type=int, default=None, metavar="N", help="unit option card_capacity")
     parser.add_argument("--players", type=int, default=None, metavar="N", help="unit option players")
+    parser.add_argument("--realtime", action="store_true",
+                        help="run the serving loop at real-time priority (SCHED_FIFO) when permitted, as a "
+                             "microcontroller's timer interrupt would; falls back with a warning")
     parser.add_argument("--print-origin", action="store_true",
                         help="after the paths, print 'origin PATH US' per unit: the host monotonic time in us "
                              "at which its device time was 0 (clock real only; for latency measurements)")
@@ -54,6 +57,13 @@ def _parse_tcp(text: str) -> tuple[str, int]:
     if not sep or not port.isdigit():
         raise ValueError(f"--tcp wants HOST:PORT, e.g. 127.0.0.1:7000, not {text!r}")
     return host.strip("[]") or "127.0.0.1", int(port)
+
+
+def _realtime() -> None:
+    try:
+        os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(10))
+    except (AttributeError, PermissionError, OSError) as exc:
+        print(f"emulator: --realtime not available ({exc}); running at normal priority", file=sys.stderr)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -87,6 +97,8 @@ def run(args: argparse.Namespace) -> int:
     print(f"emulator: {args.count} {args.kind} unit(s), clock {args.clock}; SIGINT or SIGTERM stops",
           file=sys.stderr)
     previous = {sig: signal.signal(sig, lambda *_: server.stop()) for sig in (signal.SIGINT, signal.SIGTERM)}
+    if args.realtime:
+        _realtime()
     try:
         for device in devices:
             device.start()

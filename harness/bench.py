@@ -42,11 +42,14 @@ def distribution(values: list[float]) -> dict:
     return out
 
 
-def spawn_emulator(kind: str = "showdown", seed: int = 1):
-    """An emulator in another process on a pty, real clock. Returns (process, path, origin_us)."""
+def spawn_emulator(kind: str = "showdown", seed: int = 1, realtime: bool = True):
+    """An emulator in another process on a pty, real clock. Returns (process, path, origin_us).
+
+    realtime: the emulator asks for SCHED_FIFO (and carries on without it if refused),
+    as firmware gets the CPU when its timer interrupt fires."""
     proc = subprocess.Popen([sys.executable, "-m", "emulator", kind, "--pty", "--clock", "real", "--seed",
-                             str(seed), "--print-origin"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                            text=True)
+                             str(seed), "--print-origin"] + (["--realtime"] if realtime else []),
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     path = proc.stdout.readline().strip()
     origin_line = proc.stdout.readline().split()
     if not path or len(origin_line) != 3:
