@@ -87,6 +87,32 @@ def floor_one_way(samples: int, interval_us: int = 2000) -> list[int]:
     return out
 
 
+def harness_one_way(samples: int, interval_us: int = 2000) -> tuple[list[int], list[int]]:
+    """The harness's own cost on the same link: a child writes protocol event frames,
+    stamped just before os.write; the driver's wait_for delivers them. Returns the
+    (read, delivered) latencies in us."""
+    from .links import FdLink
+    master, slave = _pty_pair()
+    base = time.monotonic_ns() // 1000
+    child = subprocess.Popen([sys.executable, "-m", "harness.floor", "frames", str(master), str(samples),
+                              str(interval_us), str(base)], pass_fds=(master,))
+    os.close(master)
+    d = Driver(FdLink("pty-pair", fd=slave))
+    d.expect_events_from(0)
+    read, delivered = [], []
+    try:
+        for _ in range(samples):
+            f = d.wait_for(lambda f: f.msg.NAME == "SD_BEEP", 10_000_000, "a stamped frame")
+            got = time.monotonic_ns() // 1000
+            written = f.dev_us + base
+            read.append(f.host_us - written)
+            delivered.append(got - written)
+    finally:
+        child.wait(timeout=30)
+        os.close(slave)
+    return read, delivered
+
+
 def floor_round_trip(samples: int) -> list[int]:
     master, slave = _pty_pair()
     child = subprocess.Popen([sys.executable, "-m", "harness.floor", "echo", str(master)], pass_fds=(master,))
@@ -151,17 +177,27 @@ def run_bench(url: str | None, races: int) -> dict:
             d.sync_clock(32)
             lat = race_latencies(d, races, origin)
             clock = d.clock.estimate.as_dict()
-        floor = floor_one_way(max(200, races))
-        floor_rtt = floor_round_trip(max(200, races))
+        # Floor and harness alternate in batches, so both see the same machine.
+        n = max(200, races)
+        batch = 100
+        floor, h_read, h_delivered = [], [], []
+        for _ in range(0, n, batch):
+            floor += floor_one_way(batch)
+            r, dl = harness_one_way(batch)
+            h_read += r
+            h_delivered += dl
+        floor_rtt = floor_round_trip(n)
     finally:
         if proc is not None:
             proc.terminate()
             proc.wait(timeout=10)
     dists = {k: distribution(v) for k, v in lat.items()}
     dists["floor_one_way_us"] = distribution(floor)
+    dists["event_read_us"] = distribution(h_read)
+    dists["event_delivered_us"] = distribution(h_delivered)
     dists["floor_round_trip_us"] = distribution(floor_rtt)
     ratios = {}
-    for name, base in (("delivered_us", "floor_one_way_us"), ("read_us", "floor_one_way_us"),
+    for name, base in (("event_delivered_us", "floor_one_way_us"), ("event_read_us", "floor_one_way_us"),
                        ("command_rtt_us", "floor_round_trip_us")):
         a, b = dists[name], dists[base]
         ratios[f"{name}/{base}"] = {p: (a[p] / b[p] if b.get(p) else None) for p in ("p50", "p99")}
@@ -177,9 +213,11 @@ def print_report(result: dict, console) -> None:
     for name, _ in PCTS:
         t.add_column(name, justify="right")
     labels = {
-        "processing_us": "device processing (verdict - knowable)",
-        "read_us": "host read (read returned - produced)",
-        "delivered_us": "host delivered (waiter got it - produced)",
+        "processing_us": "verdict: knowable -> produced (device)",
+        "read_us": "verdict: produced -> host read returned",
+        "delivered_us": "verdict: produced -> waiting code has it",
+        "event_read_us": "event: written -> harness read returned",
+        "event_delivered_us": "event: written -> waiting code has it",
         "command_rtt_us": "command round trip (STATUS)",
         "floor_one_way_us": "floor: raw pty one-way (os.read)",
         "floor_round_trip_us": "floor: raw pty echo round trip",

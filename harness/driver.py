@@ -22,7 +22,7 @@ from .links import Link, open_link
 KIND_NAMES = {v: k for k, v in cat.ENUM_VALUES["unit_kind"].items()}
 ERROR_NAMES = {v: k for k, v in cat.ENUM_VALUES["error"].items()}
 ACTION = cat.ENUM_VALUES["action"]
-IDEMPOTENT = {"HELLO", "TIME_SYNC", "CONFIG_GET", "CONFIG_SET", "STATUS_GET", "EVENT_RESEND"}
+IDEMPOTENT = {"HELLO", "TIME_SYNC", "CONFIG_GET", "CONFIG_SET", "STATUS_GET", "EVENT_RESEND", "INJECT_CANCEL"}
 _U16 = 0x10000
 
 
@@ -71,6 +71,8 @@ class Driver:
         self.caps = 0
         self.last_reply_dev_us = 0
         self.config_cache: dict[str, int] = {}     # what this session last set; cleared by HELLO
+        self._injected: list[int] = []             # times of accepted stimuli not known to have run
+        self.dirty = False      # a race was cut short: the unit may hold its stimuli and switch positions
 
     # ---- opening ----
 
@@ -109,6 +111,10 @@ class Driver:
 
     def now_us(self) -> int:
         return self.link.now_us()
+
+    def expect_events_from(self, event_seq: int) -> None:
+        """Start event sequencing without a handshake (for links that only emit events)."""
+        self._next_ev = event_seq & 0xFFFF
 
     def has_cap(self, name: str) -> bool:
         return bool(self.caps >> cat.ENUM_VALUES["capability"][name] & 1)
@@ -263,7 +269,14 @@ class Driver:
 
     def _give_up_gap(self, why: str) -> None:
         if not self._held:
-            self._recovery = None
+            r, self._recovery = self._recovery, None
+            if r is not None:
+                # A tail the device said it sent (STATUS) and that never came: lost, not forgotten.
+                n = (r["first"] + r["count"] - self._next_ev) & 0xFFFF
+                if 0 < n < 0x8000:
+                    if self.trace is not None:
+                        self.trace.note(self.link.now_us(), f"{n} event(s) from {self._next_ev} lost: {why}")
+                    self._skip_lost(n)
             return
         first = min(self._held, key=lambda s: (s - self._next_ev) & 0xFFFF)
         n = (first - self._next_ev) & 0xFFFF
@@ -294,6 +307,7 @@ class Driver:
             self._next_ev = None
             self._held.clear()
             self._recovery = None
+            self._injected.clear()
 
     def _raise_if_reset(self) -> None:
         if self._reset is not None:
@@ -347,8 +361,10 @@ class Driver:
         kind = KIND_NAMES.get(ident.kind, f"unknown({ident.kind})")
         if expect_kind is not None and kind != expect_kind:
             raise DeviceMismatch(f"{self.url}: this is a {kind} unit, not a {expect_kind} (serial {ident.serial})")
-        if self.identity is not None and ident.boot_id != self.identity.boot_id and self._reset is None:
-            self.health.resets += 1
+        if self.identity is not None and ident.boot_id != self.identity.boot_id:
+            self._injected.clear()
+            if self._reset is None:
+                self.health.resets += 1
         self.identity = ident
         self.kind = kind
         self.config_cache.clear()
@@ -372,8 +388,34 @@ class Driver:
         self._pending.clear()
         return self.hello(expect_kind=expect_kind or self.kind)
 
+    def reboot(self):
+        """RESET reboot, then a new session: the unit back at power-on (configuration, pending
+        stimuli, and an emulated unit's switches and door). Asked for, so not counted in
+        health.resets."""
+        resets = self.health.resets
+        try:
+            self.reset("reboot", retries=2)     # a second reboot (the first ACK lost) is harmless
+        except DeviceReset:
+            pass
+        ident = self.reconnect()
+        self.health.resets = resets
+        self.dirty = False
+        return ident
+
     def status(self):
-        return self.command(M.STATUS_GET()).msg
+        st = self.command(M.STATUS_GET()).msg
+        ident = self.identity
+        if ident is not None and st.boot_id != ident.boot_id and self._reset is None:
+            # The BOOT frame may have been lost on the link: STATUS is the other witness (SPEC 4.2).
+            self.health.resets += 1
+            self._reset = DeviceReset(f"{self.url}: the device rebooted (boot id {ident.boot_id:#010x} -> "
+                                      f"{st.boot_id:#010x}, seen in STATUS); results after this point are void",
+                                      ident.boot_id, st.boot_id)
+            self._next_ev = None
+            self._held.clear()
+            self._recovery = None
+            self._injected.clear()
+        return st
 
     def config_get(self, name: str) -> int:
         p = _param(name)
@@ -405,20 +447,93 @@ class Driver:
                           if last else "bad_value")
             todo = refused
 
-    def reset(self, mode: str = "new_game") -> None:
-        self.command(M.RESET(mode=cat.ENUM_VALUES["reset_mode"][mode]))
+    def reset(self, mode: str = "new_game", retries: int = 0) -> None:
+        """RESET. retries > 0 resends it when no reply comes: only for callers to whom a second
+        new game is harmless (a reset the device did but whose ACK was lost happens twice)."""
+        self.command(M.RESET(mode=cat.ENUM_VALUES["reset_mode"][mode]), retries=retries)
 
     def input(self, name: str | int, action: str = "press", value: int = 0) -> Frame:
         """Apply an input now (host-timed). Returns the ACK frame; its host_us is when it was confirmed."""
         return self.command(M.INPUT(input=input_id(self.kind, name), action=ACTION[action], value=value))
 
     def inject(self, at_dev_us: int, name: str | int, action: str = "press", value: int = 0) -> int:
-        """Schedule an input at an exact device time (test mode). Returns the stimulus id."""
-        return self.command(M.INJECT(at_us=devtime.wrap(at_dev_us), input=input_id(self.kind, name),
-                                     action=ACTION[action], value=value)).msg.value
+        """Schedule an input at an exact device time (test mode). Returns the stimulus id (0 if the
+        device took the stimulus but its ACK was lost on the link).
+
+        INJECT must not be resent blindly (SPEC 4.3): when no reply comes, STATUS and the event
+        stream tell whether the device took it, and it is resent only if it did not."""
+        m = M.INJECT(at_us=devtime.wrap(at_dev_us), input=input_id(self.kind, name), action=ACTION[action],
+                     value=value)
+        for attempt in range(3):
+            try:
+                sid = self.command(m).msg.value
+            except CommandTimeout:
+                if attempt == 2:
+                    raise
+                took = self._inject_took(at_dev_us, m)
+                if took is None:
+                    raise
+                if not took:
+                    self.health.retries += 1
+                    continue
+                sid = 0
+            injected = self._injected
+            if len(injected) > 2 * cat.INJECT_QUEUE:
+                latest = self.unwrap.latest or 0
+                injected[:] = [t for t in injected if t > latest]
+            injected.append(at_dev_us)
+            return sid
+        raise AssertionError("unreachable")
+
+    def _inject_took(self, at: int, m) -> bool | None:
+        """After an INJECT got no reply: True if the device took it, False if not (and it is still
+        in the future), None if that cannot be known."""
+        try:
+            st = self.status()
+        except LinkError:
+            return None
+        now = self.last_reply_dev_us
+        if self._reset is not None:
+            return None
+        if at > now:
+            # Still pending if taken: compare the device's count with the stimuli we know of.
+            known = sum(1 for t in self._injected if t > now)
+            if st.pending_injects == known + 1:
+                return True
+            return False if st.pending_injects == known else None
+        if at == now or not self._events_until(st.next_event_seq):
+            return None
+        # Already due: it ran iff its INPUT_SEEN (source injected, at exactly at) is in the stream.
+        injected = cat.ENUM_VALUES["input_source"]["injected"]
+        for f in reversed(self.history):
+            if f.dev_us < at:
+                break
+            e = f.msg
+            if (f.dev_us == at and e.NAME == "INPUT_SEEN" and e.source == injected and e.input == m.input
+                    and e.action == m.action and e.value == m.value):
+                return True
+        return None
+
+    def _events_until(self, next_seq: int) -> bool:
+        """Receive (recovering gaps) every event before next_seq. False if some are lost."""
+        lost = self.health.events_lost
+        deadline = self.link.now_us() + 4 * self.command_timeout_us
+        while True:
+            if self._next_ev is None or self._reset is not None or self.health.events_lost != lost:
+                return False
+            missing = (next_seq - self._next_ev) & 0xFFFF
+            if missing == 0 or missing >= 0x8000:
+                return True
+            if self._recovery is None:
+                self._request_resend(self._next_ev, missing)
+            self._check_recovery()
+            if not self._pump(deadline) and self.link.now_us() >= deadline:
+                return False
 
     def cancel_injections(self) -> int:
-        return self.command(M.INJECT_CANCEL()).msg.value
+        n = self.command(M.INJECT_CANCEL()).msg.value
+        self._injected.clear()
+        return n
 
     # ---- time ----
 
@@ -496,6 +611,22 @@ class Driver:
             self._request_resend(self._next_ev, missing)
         return True
 
+    def confirm_events(self, collect: list | None = None) -> None:
+        """Make sure every event the device has sent so far has been received (into collect).
+
+        A lost event is found by the gap it leaves before the next one; a lost last event
+        leaves none, so ask the device how far it has got (STATUS) and recover the rest.
+        Events that cannot be recovered are counted in health.events_lost. Raises
+        DeviceReset if the device rebooted."""
+        self._raise_if_reset()
+        st = self.status()
+        self._raise_if_reset()
+        self._events_until(st.next_event_seq)
+        self._raise_if_reset()
+        if collect is not None:
+            collect.extend(self.inbox)
+        self.inbox.clear()
+
     def wait_until(self, dev_us: int, collect: list | None = None, margin_us: int | None = None) -> None:
         """Return once every event up to device time dev_us has been received (into collect).
 
@@ -510,6 +641,7 @@ class Driver:
             target = round(est.to_host(dev_us))
             while self.link.now_us() < target:
                 self._raise_if_reset()
+                self._check_recovery()
                 self._pump(target)
             while self._pump(self.link.now_us()):
                 pass

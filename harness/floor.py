@@ -2,6 +2,10 @@
 
 python -m harness.floor emit FD N INTERVAL_US   write N stamped 16-byte packets, one every INTERVAL_US
 python -m harness.floor echo FD                  echo every byte read until EOF
+python -m harness.floor frames FD N INTERVAL_US BASE_US
+                                                 write N protocol event frames, each stamped
+                                                 (header time = monotonic us - BASE_US) just
+                                                 before its os.write
 
 The writer stamps each packet with time.monotonic_ns() // 1000 just before os.write;
 the reader (the benchmark) blocks in os.read and subtracts, so the one-way figure
@@ -23,6 +27,14 @@ def emit(fd: int, n: int, interval_us: int) -> None:
         os.write(fd, PACKET.pack(time.monotonic_ns() // 1000))
 
 
+def frames(fd: int, n: int, interval_us: int, base_us: int) -> None:
+    from protocol import encode, msg
+    for i in range(n):
+        time.sleep(interval_us / 1e6)
+        t = time.monotonic_ns() // 1000 - base_us
+        os.write(fd, encode(msg.SD_BEEP(event_seq=i & 0xFFFF, index=i & 0xFFFF), i & 0xFFFF, t & 0xFFFFFFFF))
+
+
 def echo(fd: int) -> None:
     while True:
         try:
@@ -40,6 +52,8 @@ def main(argv: list[str]) -> int:
         emit(fd, int(argv[2]), int(argv[3]))
     elif mode == "echo":
         echo(fd)
+    elif mode == "frames":
+        frames(fd, int(argv[2]), int(argv[3]), int(argv[4]))
     else:
         print(f"unknown mode {mode!r}", file=sys.stderr)
         return 2
