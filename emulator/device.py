@@ -240,7 +240,10 @@ class Device:
 
     def _flush_held(self, held: list) -> None:
         for cls, fields, t in held:
-            self.emit(cls, at=t, **fields)
+            if self._held is not None:
+                self._held.append((cls, fields, t))
+            else:
+                self._emit(cls, fields, t)
 
     # ---- inputs ----
     def apply_input(self, t: int, inp: int, action: int, value: int, source: int) -> tuple[int, int]:
