@@ -68,7 +68,7 @@ def _open_devices(urls: list[str], kinds: set[str], trace_dir, console: Console)
 
 
 def cmd_run(args) -> int:
-    from .report import health_table, print_failures, results_json, scenario_table, write_json, write_junit
+    from .report import health_line, print_failures, results_json, scenario_table, write_json, write_junit
     from .runner import Runner, ScenarioResult
 
     console = Console(highlight=False)
@@ -146,7 +146,7 @@ def cmd_run(args) -> int:
                 d.close()
     if not args.quiet:
         console.print(scenario_table(results))
-        console.print(health_table(health))
+        console.print(health_line(health))
     print_failures(console, results)
     passed = sum(1 for r in results if r.status == "pass")
     skipped = sum(1 for r in results if r.status == "skipped")

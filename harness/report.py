@@ -56,12 +56,20 @@ def _reactions(res: ScenarioResult) -> str:
 
 
 def scenario_table(results: list[ScenarioResult]) -> Table:
-    t = Table(title="Scenarios", show_lines=False, header_style="bold")
-    for col in ("scenario", "unit", "status", "races", "verdict", "device us p50/p99", "processing us p50/p99",
-                "host us p50/p99", "reaction us"):
-        t.add_column(col, overflow="fold")
+    t = Table(title="Scenarios", show_lines=False, header_style="bold", caption=(
+        "latency in us, p50/p99: dev = verdict - decisive input, proc = verdict - earliest possible, "
+        "host = arrival - decisive input"))
+    t.add_column("scenario", overflow="fold", ratio=4)
+    t.add_column("unit")
+    t.add_column("status")
+    t.add_column("races", justify="right")
+    t.add_column("verdict", overflow="fold", ratio=2)
+    for col in ("dev", "proc", "host"):
+        t.add_column(col, justify="right", overflow="fold")
+    t.add_column("reaction us", overflow="fold")
     for res in results:
         lat = res.latency_summary()
+
         def pair(key):
             x = lat.get(key)
             return f"{_fmt(x['p50'])}/{_fmt(x['p99'])}" if x else "-"
@@ -72,16 +80,15 @@ def scenario_table(results: list[ScenarioResult]) -> Table:
     return t
 
 
-def health_table(health: LinkHealth) -> Table:
-    t = Table(title="Link health", header_style="bold")
-    for k in ("frames_rx", "frames_tx", "bytes_dropped", "crc_errors", "bad_frames", "frames_missed",
-              "gaps_detected", "events_recovered", "events_lost", "duplicates", "resets", "retries"):
-        t.add_column(k.replace("_", " "), justify="right")
+HEALTH_FIELDS = ("frames_rx", "frames_tx", "bytes_dropped", "crc_errors", "bad_frames", "frames_missed",
+                 "gaps_detected", "events_recovered", "events_lost", "duplicates", "resets", "retries")
+
+
+def health_line(health: LinkHealth) -> Text:
     d = health.as_dict()
-    t.add_row(*(str(d[k]) for k in ("frames_rx", "frames_tx", "bytes_dropped", "crc_errors", "bad_frames",
-                                     "frames_missed", "gaps_detected", "events_recovered", "events_lost",
-                                     "duplicates", "resets", "retries")))
-    return t
+    bad = any(d[k] for k in ("events_lost", "resets"))
+    text = ", ".join(f"{k.replace('_', ' ')} {d[k]}" for k in HEALTH_FIELDS)
+    return Text(f"link health: {text}", style="magenta" if bad else "")
 
 
 def print_failures(console: Console, results: list[ScenarioResult], max_races: int = 3) -> None:
