@@ -2,7 +2,7 @@
 
 Both clocks count integer microseconds and keep one queue of scheduled calls.
 Entries run in (time, priority, scheduling order): at one instant every INPUT
-entry runs before every TIMER entry (protocol/DECISIONS.md, "Ordering at one
+entry runs before every TIMER entry (protocol/SPEC.md 4.8, "Ordering at one
 device time"), and entries of one priority run in the order they were scheduled.
 
 VirtualClock: time moves only when run forward (advance_to / run_next), and each

@@ -2,7 +2,7 @@
 
 Bytes in (receive), bytes out (take_output). In between: the stream decoder, every
 command of protocol/messages.yaml, NAKs for every bad-input case of
-protocol/DECISIONS.md, header and event sequence numbers, the 64-event ring for
+protocol/SPEC.md (2.6, 4.3), header and event sequence numbers, the 64-event ring for
 EVENT_RESEND, the 16-deep INJECT queue, configuration, the seeded random generator,
 and the u32 device time. The game rules live in the unit model (emulator/model.py
 documents the model API); the passing of time lives in the clock (emulator/clock.py).
