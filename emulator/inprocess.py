@@ -16,8 +16,14 @@ once (zero transmission and processing time), so time-sync round trips are 0.
 true_offset_us(host_us) is the exact device - host offset (device time unwrapped,
 as a host's unwrapper that started at the BOOT frame sees it).
 
+faults="corrupt=1e-3,..." (emulator/faults.py) puts the link's bytes through a
+faulty line; its delays are virtual time. closed_error is what reads and writes
+raise once the link is closed or the line was cut (the harness passes its own
+LinkClosed).
+
 start_real: a unit on the real clock served from a thread on one end of a
-socketpair; the caller reads and writes the other end.
+socketpair; the caller reads and writes the other end (faults: the same faulty line,
+in real time).
 """
 from __future__ import annotations
 
@@ -29,14 +35,17 @@ from math import floor
 
 from .clock import INPUT, RealClock, VirtualClock
 from .device import Device
+from .faults import VirtualFaults, parse as fault_spec
 
 
 class VirtualLink:
     virtual = True
 
     def __init__(self, kind: str, seed: int = 1, *, serial: int = 1, host_offset_us: int = 5_000_000_000,
-                 boot_time_us: int = 0, drift_ppm: float = 0.0, **unit_options):
+                 boot_time_us: int = 0, drift_ppm: float = 0.0, faults=None,
+                 closed_error: type[Exception] = ConnectionError, **unit_options):
         self.url = f"emu://{kind}?seed={seed}&clock=virtual"
+        spec = fault_spec(faults)
         self.clock = VirtualClock()
         self.device = Device(kind, self.clock, seed=seed, serial=serial, boot_time_us=boot_time_us,
                              **unit_options)
@@ -46,6 +55,8 @@ class VirtualLink:
         self._rate = Fraction(1_000_000) / (1_000_000 + Fraction(drift_ppm))
         self._host_now = host_offset_us
         self.closed = False
+        self.closed_error = closed_error
+        self.faults = None if spec is None else VirtualFaults(self, spec, seed, serial)
         self.device.start()
 
     # ---- time mapping ----
@@ -77,12 +88,16 @@ class VirtualLink:
     # ---- link interface ----
     def write(self, data: bytes) -> None:
         self._check_open()
+        if self.faults is not None:
+            data = self.faults.write(data)
         self.clock.run_due(priority=INPUT)      # stimuli accepted earlier go first
         self.device.receive(bytes(data))
         self.clock.run_due()
 
     def read(self, timeout_us: int) -> tuple[bytes, int]:
         self._check_open()
+        if self.faults is not None:
+            return self.faults.read(timeout_us)
         out = self.device.take_output()
         if out:
             return out, self._host_now
@@ -102,7 +117,9 @@ class VirtualLink:
 
     def _check_open(self) -> None:
         if self.closed:
-            raise ConnectionError(f"{self.url}: link is closed")
+            cut = self.faults is not None and self.faults.line.cut
+            raise self.closed_error(f"{self.url}: " + ("the line was cut (fault disconnect_after)" if cut
+                                                        else "link is closed"))
 
     def __enter__(self):
         return self

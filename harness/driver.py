@@ -527,8 +527,11 @@ class Driver:
             if self._recovery is None:
                 self._request_resend(self._next_ev, missing)
             self._check_recovery()
-            if not self._pump(deadline) and self.link.now_us() >= deadline:
+            r = self._recovery
+            if self.link.now_us() >= deadline:
+                self._give_up_gap("no answer to EVENT_RESEND")
                 return False
+            self._pump(deadline if r is None else min(deadline, r["deadline"]))
 
     def cancel_injections(self) -> int:
         n = self.command(M.INJECT_CANCEL()).msg.value
@@ -585,7 +588,10 @@ class Driver:
                     return f
             self._raise_if_reset()
             self._check_recovery()
-            if self._pump(deadline) or self.link.now_us() < deadline:
+            r = self._recovery
+            # While a resend is outstanding, wake at its deadline too, to ask again in time.
+            if self._pump(deadline if r is None else min(deadline, r["deadline"])) \
+                    or self.link.now_us() < deadline:
                 continue
             if self._recovery is not None:
                 deadline = self.link.now_us() + self.command_timeout_us

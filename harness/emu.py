@@ -1,4 +1,7 @@
-"""emu://KIND?seed=N&clock=virtual|real: an in-process emulator behind the link interface.
+"""emu://KIND?seed=N&clock=virtual|real&faults=SPEC: an in-process emulator behind the link interface.
+
+faults puts a faulty line between the harness and the unit (emulator/faults.py has the
+vocabulary, e.g. faults=corrupt=1e-3,dropframe=1e-3,delay=50us..2ms).
 
 The harness reaches the emulator only through this registry entry, and imports it
 only when such a URL is opened.
@@ -7,7 +10,7 @@ from __future__ import annotations
 
 from urllib.parse import urlsplit
 
-from .errors import DeviceURLError
+from .errors import DeviceURLError, LinkClosed
 from .links import FdLink, query_options, register_scheme
 
 KINDS = ("showdown", "flash", "launcher")
@@ -32,7 +35,7 @@ def open_emu(url: str):
     from emulator import inprocess
     try:
         if clock == "virtual":
-            link = inprocess.VirtualLink(kind, **opts)
+            link = inprocess.VirtualLink(kind, closed_error=LinkClosed, **opts)
             link.url = url
             return link
         for key in ("host_offset_us", "drift_ppm"):

@@ -31,8 +31,12 @@ SOURCE = cat.ENUM_VALUES["input_source"]
 VIRTUAL_LEAD_US = 1000
 REAL_LEAD_US = 30_000
 
-PASS, FAIL, LINK_ERROR, RESET = "pass", "fail", "link-error", "reset"
-_RANK = {PASS: 0, FAIL: 1, LINK_ERROR: 2, RESET: 3, "error": 4, "skipped": -1}
+PASS, FAIL, LINK_ERROR, RESET, ERROR = "pass", "fail", "link-error", "reset", "error"
+_RANK = {PASS: 0, FAIL: 1, LINK_ERROR: 2, RESET: 3, ERROR: 4, "skipped": -1}
+
+
+class ScheduleError(HarnessError):
+    """The scenario asks for a stimulus at a time that had passed before the host could know it."""
 
 
 @dataclass
@@ -153,15 +157,22 @@ class Runner:
     def _race_guarded(self, sc: Scenario, env: dict) -> RaceResult:
         race = RaceResult(env["race"], env)
         h0 = self.d.health.copy()
+        aborted = True
         try:
             self._race(sc, env, race)
         except DeviceReset as exc:
             race.status, race.error = RESET, str(exc)
         except LinkError as exc:
             race.status, race.error = LINK_ERROR, str(exc)
+        except ScheduleError as exc:
+            race.status, race.error = ERROR, str(exc)
         except Nak as exc:
             race.status, race.error = FAIL, str(exc)
             race.failures.append(str(exc))
+        else:
+            aborted = False
+        if aborted:
+            self.d.dirty = True
         dh = self.d.health.minus(h0)
         race.health = {k: v for k, v in dh.as_dict().items() if v and k not in ("frames_rx", "frames_tx", "bytes_rx")}
         if race.status == PASS and dh.events_lost:
@@ -177,13 +188,18 @@ class Runner:
 
     def _prepare(self, sc: Scenario, env: dict) -> int:
         d = self.d
-        d.reset("new_game")
+        if d.dirty:
+            # A race cut short may have left stimuli pending and switches moved, and RESET new_game
+            # keeps both (SPEC 4.9, LA-7, FL-17): start this one from power-on instead.
+            d.reboot()
+        d.reset("new_game", retries=2)      # a second new game (the first ACK lost) is harmless here
         wanted = {p.name: sc.config.get(p.name, p.default) for p in cat.params_for(sc.unit) if p.name != "rng_seed"}
         d.apply_config(wanted)
         if sc.seed is not None:
             d.config_set("rng_seed", (sc.seed + env["race"]) & 0xFFFFFFFF)
-        if d.link.virtual:
+        if d.link.virtual and (d.clock.estimate or d.sync_clock()).best_rtt_us == 0:
             return d.last_reply_dev_us + VIRTUAL_LEAD_US
+        # A link with transit time (a virtual one with delay faults, too) needs a real lead.
         return d.device_now() + REAL_LEAD_US
 
     def _race(self, sc: Scenario, env: dict, race: RaceResult) -> None:
@@ -193,6 +209,7 @@ class Runner:
         self._race_ref = race
         start = self._prepare(sc, env)
         race.start_dev_us = start
+        self._frontier = start - 1      # the latest event time the steps so far had to wait for
         events: list[Frame] = []
         anchors = {"start": start, "previous": start}
         unit = UNITS[sc.unit]
@@ -202,6 +219,7 @@ class Runner:
             if step.at.anchor in unit.anchors:
                 anchors[step.at.anchor] = self._anchor(unit.anchors[step.at.anchor], step.at, anchors["previous"],
                                                        events, sc, step)
+                self._frontier = max(self._frontier, anchors[step.at.anchor])
             t = step.at.resolve(anchors, env)
             every = expr.evaluate(step.every, env) if step.every is not None else 0
             for k in range(step.times):
@@ -231,6 +249,9 @@ class Runner:
             end = max(end, anchors["previous"] + 1_000_000)
         self._wait_time(end, events)
         self._wait_time(max((q[0] for q in self._queue), default=end), events)
+        # An event lost at the very end has no later event to reveal its gap: ask the device how
+        # far it got, so the race is judged on everything it said (or becomes a link error).
+        d.confirm_events(events)
         events = [f for f in events if f.dev_us >= start - 1]
         self._judge(sc, env, race, events, scheduled)
 
@@ -277,11 +298,20 @@ class Runner:
             try:
                 self.d.inject(at, inp, edge, value)
             except Nak as exc:
-                if exc.error == "too_late":
-                    raise Nak("INJECT", f"too_late: the step at line {step.line} ({step.text} at "
-                                        f"{step.at.text}) was already past when the host could schedule it; "
-                                        f"anchor it on an earlier event or give it more time") from None
-                raise
+                if exc.error != "too_late":
+                    raise
+                where = f"the step at line {step.line} ({step.text} at {step.at.text})"
+                if at <= self._frontier:
+                    # Impossible on any link: steps are scheduled in order, and to get to this one the
+                    # runner had to see an event at or after its time.
+                    raise ScheduleError(f"{where} is at {at - race.start_dev_us} us, not after the "
+                                        f"{self._frontier - race.start_dev_us} us of an event the steps "
+                                        f"before it wait for; anchor it on an earlier event or give it "
+                                        f"more time") from None
+                # Its time was still ahead when the runner could know it: the link or the host was too slow.
+                raise LinkError(f"INJECT too_late: {where} was still ahead when the runner could schedule it, "
+                                f"but past when the INJECT arrived; the link is too slow for this schedule"
+                                ) from None
             return
         heapq.heappush(self._queue, (at, len(self._queue) + 1_000_000 * race.index, step, inp, edge, value))
 

@@ -69,7 +69,7 @@ def test_card_capacity_option_in_identity():
 
 def test_unit_options_are_checked():
     with pytest.raises(TypeError):
-        VirtualLink("showdown", faults="x")
+        VirtualLink("showdown", colour="red")
     with pytest.raises(ValueError):
         VirtualLink("showdown", card_capacity=0)
     with pytest.raises(ValueError):
