@@ -7,6 +7,10 @@ script can read the lines and connect; everything else goes to stderr.
 Unit i (from 0) gets serial SERIAL+i and seed SEED+i. With --tcp HOST:PORT, unit i
 listens on PORT+i; PORT 0 gives every unit a free port.
 
+--faults SPEC puts every unit behind a faulty line, in real time (emulator/faults.py has
+the vocabulary: corrupt=1e-3,dropframe=1e-3,delay=50us..2ms,...); with seed=S in it,
+unit i's faults are seeded S+i. What the faults did is printed to stderr at the end.
+
 Clocks: a served unit cannot be on the in-process virtual clock (nobody drives it),
 so both run at real speed.
   real     device time is the real monotonic clock; header times show when things
@@ -22,9 +26,11 @@ import argparse
 import os
 import signal
 import sys
+from dataclasses import replace
 
 from .clock import RealClock
 from .device import Device, model_class
+from .faults import parse as parse_faults
 from .serve import PtyPort, Server, TcpPort
 
 KINDS = ("showdown", "flash", "launcher")
@@ -44,6 +50,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="device counter at boot (e.g. 4294000000 to cross the u32 wrap soon)")
     parser.add_argument("--card-capacity", type=int, default=None, metavar="N", help="unit option card_capacity")
     parser.add_argument("--players", type=int, default=None, metavar="N", help="unit option players")
+    parser.add_argument("--faults", metavar="SPEC", default=None,
+                        help="a faulty line, e.g. corrupt=1e-3,dropframe=1e-3,delay=50us..2ms,seed=7 "
+                             "(vocabulary: emulator/faults.py)")
     parser.add_argument("--realtime", action="store_true",
                         help="run the serving loop at real-time priority (SCHED_FIFO) when permitted, as a "
                              "microcontroller's timer interrupt would; falls back with a warning")
@@ -72,6 +81,7 @@ def run(args: argparse.Namespace) -> int:
         if args.count < 1:
             raise ValueError("--count must be at least 1")
         tcp = _parse_tcp(args.tcp) if args.tcp else None
+        faults = parse_faults(getattr(args, "faults", None))
     except ValueError as exc:
         print(f"emulator: {exc}", file=sys.stderr)
         return 2
@@ -85,7 +95,8 @@ def run(args: argparse.Namespace) -> int:
             device = Device(args.kind, clock, seed=args.seed + i, serial=args.serial + i,
                             boot_time_us=args.boot_time_us, salt=os.urandom(8), **options)
             port = TcpPort(tcp[0], tcp[1] + i if tcp[1] else 0) if tcp else PtyPort()
-            server.add(device, port)
+            unit_faults = faults if faults is None or faults.seed is None else replace(faults, seed=faults.seed + i)
+            server.add(device, port, faults=unit_faults)
             devices.append(device)
     except (TypeError, ValueError, OSError) as exc:
         server.close()
@@ -112,6 +123,11 @@ def run(args: argparse.Namespace) -> int:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
         server.close()
+    for (_device, port) in server.units:
+        if port in server.lines:
+            done = server.lines[port].stats
+            print(f"emulator: faults on {port.name}: "
+                  + (", ".join(f"{k} {v}" for k, v in sorted(done.items())) or "none happened"), file=sys.stderr)
     print("emulator: stopped", file=sys.stderr)
     return 0
 

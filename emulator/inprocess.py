@@ -129,17 +129,18 @@ class VirtualLink:
 
 
 def start_real(kind: str, seed: int = 1, *, serial: int = 1, boot_time_us: int = 0, pin_due: bool = False,
-               **unit_options):
+               faults=None, **unit_options):
     """A real-clock unit served from a thread. Returns (host end socket, stop()).
     stop() ends the thread and closes the emulator's end; the caller closes its own."""
     from .serve import Server, SocketPort
 
+    spec = fault_spec(faults)
     host_end, unit_end = socket.socketpair()
     clock = RealClock(pin_due=pin_due)
     device = Device(kind, clock, seed=seed, serial=serial, boot_time_us=boot_time_us, salt=os.urandom(8),
                     **unit_options)
     server = Server(clock)
-    server.add(device, SocketPort(unit_end, f"socketpair:{kind}"))
+    server.add(device, SocketPort(unit_end, f"socketpair:{kind}"), faults=spec)
     device.start()
     thread = threading.Thread(target=server.run, name=f"emulator-{kind}", daemon=True)
     thread.start()

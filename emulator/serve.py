@@ -13,6 +13,11 @@ reporting a hang-up (output written while nobody listens waits in the pty, up to
 a bound). A TCP port serves one client at a time: a new connection replaces the
 old one, output while nobody is connected is dropped (EVENT_RESEND can recover
 it), and the unit keeps running across connections.
+
+A unit added with faults (emulator/faults.py) talks through a faulty line, in real
+time: its output is delayed, stalled, mangled or lost on the way to the port, the
+host's bytes on the way in. A disconnect fault hangs up a TCP client or the
+in-process socket (a pty, which cannot hang up without losing its path, goes silent).
 """
 from __future__ import annotations
 
@@ -23,6 +28,8 @@ import select
 import socket
 import termios
 import tty
+
+from . import faults as _faults
 
 SPIN_US = 200
 IDLE_GC_US = 20_000           # collect garbage only when nothing is due for this long
@@ -71,6 +78,9 @@ class Port:
             if n <= 0:
                 return
             del self.pending[:n]
+
+    def hang_up(self) -> None:
+        """The line was cut (a disconnect fault)."""
 
     def close(self) -> None:
         pass
@@ -150,6 +160,9 @@ class SocketPort(Port):
             self.sock = None
         self.pending.clear()
 
+    def hang_up(self):
+        self._lost()
+
     def write_fd(self):
         return self.sock.fileno() if self.sock is not None and self.pending else None
 
@@ -204,13 +217,16 @@ class Server:
     def __init__(self, clock) -> None:
         self.clock = clock
         self.units: list[tuple[object, Port]] = []
+        self.lines: dict[Port, _faults.Line] = {}     # the faulty lines of units added with faults
         self._stopping = False
         self._wake_r, self._wake_w = os.pipe()
         os.set_blocking(self._wake_r, False)
         os.set_blocking(self._wake_w, False)
 
-    def add(self, device, port: Port) -> None:
+    def add(self, device, port: Port, faults: _faults.FaultSpec | None = None) -> None:
         self.units.append((device, port))
+        if faults is not None:
+            self.lines[port] = _faults.Line(faults, _faults.seed_text(device.seed, device.serial))
 
     def stop(self) -> None:
         """Safe from a signal handler or another thread."""
@@ -248,6 +264,8 @@ class Server:
                 gc.collect()
                 due = clock.next_due()
             timeout = None if due is None else max(0, due - clock.now() - SPIN_US) * SLACK / 1e6
+            if self.lines:
+                timeout = self._delivery_timeout(timeout)
             try:
                 readable, writable, _ = select.select(list(readers), list(writers), [], timeout)
             except InterruptedError:
@@ -261,6 +279,10 @@ class Server:
                 if port.reconnected:
                     port.reconnected = False
                     device.decoder.reset()
+                    if port in self.lines:
+                        self.lines[port].cut = False        # a new connection on a cut line works
+                if data and self.lines and port in self.lines:
+                    data = self.lines[port].into(data)
                 if data:
                     clock.run_due()         # what was due before these bytes came happened first
                     device.receive(data)
@@ -274,10 +296,38 @@ class Server:
         self._drain()
 
     def _drain(self) -> None:
+        lines = self.lines
         for device, port in self.units:
             out = device.take_output()
-            if out:
+            if lines and port in lines:
+                self._through_line(device, port, lines[port], out)
+            elif out:
                 port.send(out)
+
+    def _through_line(self, device, port: Port, line: _faults.Line, out: bytes) -> None:
+        now = self.clock.now()
+        while out:
+            cut = line.cut
+            line.out(out, now)
+            if line.cut and not cut:
+                port.hang_up()
+            if not line.reboot:
+                break
+            line.reboot = False
+            _faults.reboot(device)
+            out = device.take_output()
+        data = line.take(now)
+        if data:
+            port.send(data)
+
+    def _delivery_timeout(self, timeout: float | None) -> float | None:
+        now = self.clock.now()
+        for line in self.lines.values():
+            t = line.next_delivery()
+            if t is not None:
+                wait = max(0, t - now) / 1e6
+                timeout = wait if timeout is None else min(timeout, wait)
+        return timeout
 
     def _drain_wake(self) -> None:
         try:

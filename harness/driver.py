@@ -15,7 +15,7 @@ from protocol import Frame, FrameError, StreamDecoder, Unwrapper, catalogue as c
 from protocol import msg as M
 
 from .clocksync import ClockEstimate, ClockSync, SyncSample
-from .errors import CommandTimeout, DeviceMismatch, DeviceReset, LinkError, Nak, WaitTimeout
+from .errors import CommandTimeout, DeviceMismatch, DeviceReset, LinkClosed, LinkError, Nak, WaitTimeout
 from .health import LinkHealth
 from .links import Link, open_link
 
@@ -380,13 +380,20 @@ class Driver:
 
     def reconnect(self, expect_kind: str | None = None):
         """Say HELLO again (reopening the link if it closed) after a reset or a disconnect."""
-        if getattr(self.link, "closed", False):
-            self.link = open_link(self.url)
-            self.decoder = StreamDecoder()
-            self._rx_seq = None
-        self.unwrap.reset()
-        self._pending.clear()
-        return self.hello(expect_kind=expect_kind or self.kind)
+        for attempt in (0, 1):
+            if getattr(self.link, "closed", False):
+                self.link = open_link(self.url)
+                self.decoder = StreamDecoder()
+                self._rx_seq = None
+            self.unwrap.reset()
+            self._pending.clear()
+            try:
+                return self.hello(expect_kind=expect_kind or self.kind)
+            except LinkClosed:
+                if attempt:
+                    raise
+                self.link.close()       # the other end hung up (a TCP server, a pty): open the URL again
+        raise AssertionError("unreachable")
 
     def reboot(self):
         """RESET reboot, then a new session: the unit back at power-on (configuration, pending
