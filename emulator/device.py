@@ -57,6 +57,8 @@ CAP = ENUMS["capability"]
 RESET_MODE = ENUMS["reset_mode"]
 ACTION = ENUMS["action"]
 
+_TIMERS_KEPT = 64            # cancelled model timers are dropped from the set beyond this
+
 # Events that close a race: stamped when produced, so their lateness is visible.
 VERDICTS = frozenset({"SD_VERDICT", "FL_BUZZER_VERDICT", "LA_RESULT"})
 
@@ -175,6 +177,10 @@ class Device:
         handle = self.clock.call_at(self.to_clock(t), run) if priority is None else \
             self.clock.call_at(self.to_clock(t), run, priority=priority)
         timers.add(handle)
+        if len(timers) > _TIMERS_KEPT:
+            # Models cancel through the handle, which the set never hears of: without this a unit
+            # that is never reset would keep every timer it ever cancelled.
+            timers.difference_update([h for h in timers if h.fn is None])
         return handle
 
     def _cancel_timers(self) -> None:

@@ -162,7 +162,7 @@ class Driver:
         frame.dev_us = self.unwrap.unwrap(frame.time_us)
         if self._rx_seq is not None:
             gap = (frame.seq - self._rx_seq) & 0xFFFF
-            if gap and gap < 0x8000:
+            if gap and gap < 0x8000 and frame.msg.NAME != "BOOT":     # a boot restarts the seqs at 0
                 self.health.frames_missed += gap
         self._rx_seq = (frame.seq + 1) & 0xFFFF
         if self.trace is not None:
@@ -244,6 +244,9 @@ class Driver:
 
     def _send_resend(self) -> None:
         r = self._recovery
+        # An earlier request whose ACK never came would wait in _pending for good.
+        for s in [s for s, p in self._pending.items() if p.on_reply is not None]:
+            del self._pending[s]
         seq = self._send(M.EVENT_RESEND(first_seq=r["first"], count=r["count"]))
         self._pending[seq] = _Pending("EVENT_RESEND", on_reply=self._on_resend_reply)
 
