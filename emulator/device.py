@@ -62,6 +62,7 @@ _TIMERS_KEPT = 64            # cancelled model timers are dropped from the set b
 # Events that close a race: stamped when produced, so their lateness is visible.
 VERDICTS = frozenset({"SD_VERDICT", "FL_BUZZER_VERDICT", "LA_RESULT"})
 
+_COMMAND_IDS = frozenset(m.id for m in protocol.catalogue.MESSAGES if m.kind == "command")
 _UNATTRIBUTED = {"bad_crc": ERROR.bad_crc, "too_long": ERROR.frame_too_long}
 _ATTRIBUTED = {"unknown_type": ERROR.unknown_type, "bad_length": ERROR.bad_length,
                "bad_version": ERROR.bad_version}
@@ -304,7 +305,11 @@ class Device:
             self._stamp = None
 
     def _frame_error(self, err: FrameError) -> None:
-        if err.kind in _UNATTRIBUTED:
+        if err.kind == "bad_length" and err.type_id not in _COMMAND_IDS:
+            # SPEC 2.6: to a device a reply or event id is not a message at all (check 6), so its
+            # length is never looked at (check 7)
+            self._nak_raw(err.seq, err.type_id, ERROR.unknown_type)
+        elif err.kind in _UNATTRIBUTED:
             self._nak_raw(0xFFFF, 0xFF, _UNATTRIBUTED[err.kind])
         elif err.kind in _ATTRIBUTED:
             self._nak_raw(err.seq, err.type_id, _ATTRIBUTED[err.kind], MAJOR if err.kind == "bad_version" else 0)
