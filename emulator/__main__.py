@@ -61,10 +61,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "at which its device time was 0 (clock real only; for latency measurements)")
 
 
-def _parse_tcp(text: str) -> tuple[str, int]:
+def _parse_tcp(text: str, count: int = 1) -> tuple[str, int]:
     host, sep, port = text.rpartition(":")
     if not sep or not port.isdigit():
         raise ValueError(f"--tcp wants HOST:PORT, e.g. 127.0.0.1:7000, not {text!r}")
+    if int(port) and int(port) + count - 1 > 65535:
+        raise ValueError(f"--tcp {text}: ports go up to 65535" + (f" (unit i listens on PORT+i, {count} units)"
+                                                                   if count > 1 else ""))
     return host.strip("[]") or "127.0.0.1", int(port)
 
 
@@ -80,7 +83,7 @@ def run(args: argparse.Namespace) -> int:
         model_class(args.kind)
         if args.count < 1:
             raise ValueError("--count must be at least 1")
-        tcp = _parse_tcp(args.tcp) if args.tcp else None
+        tcp = _parse_tcp(args.tcp, args.count) if args.tcp else None
         faults = parse_faults(getattr(args, "faults", None))
     except ValueError as exc:
         print(f"emulator: {exc}", file=sys.stderr)

@@ -97,6 +97,14 @@ def cmd_run(args) -> int:
     except HarnessError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    if args.device and not any(sc.unit in devices for sc in scenarios):
+        have = "; ".join(f"{d.url} is a {kind} unit" for kind, ds in devices.items() for d in ds)
+        for ds in devices.values():
+            for d in ds:
+                d.close()
+        print(f"error: {have}: none of the selected scenarios runs on it (they need "
+              f"{' or '.join(sorted({s.unit for s in scenarios}))})", file=sys.stderr)
+        return 2
     total_races = sum(len(s.races) for s in scenarios)
     results: list[ScenarioResult | None] = [None] * len(scenarios)
     queues: dict[str, queue.SimpleQueue] = {}
@@ -157,6 +165,8 @@ def cmd_run(args) -> int:
         write_json(args.json, results_json(results, health, dev_info, started))
     if args.junit:
         write_junit(args.junit, results)
+    if any(r.status == "error" for r in results):
+        return 2                # a scenario that cannot run as written: the user's to fix, like a bad file
     return 1 if bad else 0
 
 

@@ -351,7 +351,20 @@ class Driver:
         return reply
 
     def hello(self, expect_kind: str | None = None):
-        reply = self.command(M.HELLO(host_major=cat.MAJOR, host_minor=cat.MINOR), retries=3)
+        versions = self.decoder.stats.errors["bad_version"]
+        try:
+            reply = self.command(M.HELLO(host_major=cat.MAJOR, host_minor=cat.MINOR), retries=3)
+        except Nak as exc:
+            if exc.error != "bad_version":
+                raise
+            raise DeviceMismatch(f"{self.url}: the device speaks protocol {exc.detail}.x and refused this harness's "
+                                 f"{cat.MAJOR}.{cat.MINOR}: update the firmware or the harness") from None
+        except CommandTimeout:
+            if self.decoder.stats.errors["bad_version"] > versions:
+                raise DeviceMismatch(f"{self.url}: the device answers in frames of another protocol version "
+                                     f"(this harness speaks {cat.MAJOR}.{cat.MINOR}): update the firmware or "
+                                     f"the harness") from None
+            raise
         ident = reply.msg
         if ident.NAME != "IDENTITY":
             raise DeviceMismatch(f"{self.url}: answered HELLO with {ident.NAME}, not IDENTITY")

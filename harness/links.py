@@ -202,6 +202,14 @@ def _open_pyserial(url: str) -> Link:
     if scheme and scheme not in ("socket", "rfc2217", "loop", "spy", "hwgrep", "alt", "cp2110"):
         raise DeviceURLError(f"{url}: unknown scheme {scheme!r}; use a serial port path, socket://, "
                              f"rfc2217://, usb:// or emu://")
+    if scheme in ("socket", "rfc2217"):
+        # pyserial's own words for these are about its logging options or a None comparison
+        try:
+            port = urlsplit(url).port
+        except ValueError:
+            port = -1
+        if port is None or not 1 <= port <= 65535 or not urlsplit(url).hostname:
+            raise DeviceURLError(f"{url}: give a host and a port from 1 to 65535, e.g. {scheme}://rig-3:7000")
     try:
         ser = serial.serial_for_url(url, do_not_open=True, baudrate=115200)
         if not scheme and hasattr(ser, "exclusive"):

@@ -210,6 +210,7 @@ class Runner:
         start = self._prepare(sc, env)
         race.start_dev_us = start
         self._frontier = start - 1      # the latest event time the steps so far had to wait for
+        self._file = sc.file
         events: list[Frame] = []
         anchors = {"start": start, "previous": start}
         unit = UNITS[sc.unit]
@@ -304,7 +305,8 @@ class Runner:
                 if at <= self._frontier:
                     # Impossible on any link: steps are scheduled in order, and to get to this one the
                     # runner had to see an event at or after its time.
-                    raise ScheduleError(f"{where} is at {at - race.start_dev_us} us, not after the "
+                    raise ScheduleError(f"{self._file}:{step.line}: {where} is at {at - race.start_dev_us} us, "
+                                        f"not after the "
                                         f"{self._frontier - race.start_dev_us} us of an event the steps "
                                         f"before it wait for; anchor it on an earlier event or give it "
                                         f"more time") from None

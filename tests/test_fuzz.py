@@ -351,3 +351,146 @@ def test_a_reply_or_event_id_with_a_wrong_length_is_unknown_type_to_a_unit():
         f.link.write(raw_frame(0x10, type_id, 77, payload))
         (r,) = f._collect()
         assert (r.NAME, r.cmd_seq, r.cmd_type, ERR_NAME[r.error]) == ("NAK", 77, type_id, "unknown_type")
+
+
+# ---- the user's mistakes: one clear error each, exit status 2, nothing half-written ----
+
+GOOD = """\
+name: clean win
+unit: showdown
+steps:
+  - load: 2
+  - press: timer
+    at: start + 1000
+  - press: paddle_a
+    at: green + 180000
+expect:
+  verdict: {loser: b, reason: first_press}
+"""
+
+
+def run_cli(tmp_path, capsys, *args):
+    out = tmp_path / "out"
+    out.mkdir(exist_ok=True)
+    rc = main(["run", *args, "-q", "--json", str(out / "r.json"), "--junit", str(out / "r.xml")])
+    cap = capsys.readouterr()
+    return rc, cap.out + cap.err, sorted(os.listdir(out))
+
+
+def test_malformed_yaml_is_one_error_at_its_position_and_nothing_runs(tmp_path, capsys):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("name: clean\nunit: showdown\nsteps: [{load: 2}\nexpect: {}\n")
+    rc, text, written = run_cli(tmp_path, capsys, str(bad))
+    assert rc == 2 and written == []
+    assert f"{bad}:4:" in text and "malformed YAML" in text and "nothing was run" in text
+
+
+def test_an_unknown_unit_is_named_with_its_position(tmp_path, capsys):
+    bad = tmp_path / "u.yaml"
+    bad.write_text(GOOD.replace("unit: showdown", "unit: toaster"))
+    rc, text, written = run_cli(tmp_path, capsys, str(bad))
+    assert rc == 2 and written == []
+    assert f"{bad}:2:7: unit: unknown unit 'toaster'" in text
+
+
+def test_an_impossible_schedule_is_a_scenario_error_naming_the_step(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "400")           # the message on one line, whatever the path's length
+    bad = tmp_path / "late.yaml"
+    bad.write_text(GOOD.replace("expect:", "  - press: paddle_b\n    at: start + 2000\nexpect:"))
+    rc, text, written = run_cli(tmp_path, capsys, str(bad))
+    assert rc == 2
+    assert f"{bad}:9: the step at line 9 (press paddle_b at start + 2000) is at 2000 us" in " ".join(text.split())
+    assert written == ["r.json", "r.xml"]                    # whole files, saying what happened
+    doc = json.loads((tmp_path / "out" / "r.json").read_text())
+    assert doc["scenarios"][0]["status"] == "error"
+
+
+@pytest.mark.parametrize("url, words", [
+    ("socket://127.0.0.1:99999", "give a host and a port from 1 to 65535"),
+    ("socket://localhost", "give a host and a port from 1 to 65535"),
+    ("rfc2217://:7000", "give a host and a port from 1 to 65535"),
+    ("emu://showdown?faults=stall=1", "expected stall=P:DURATION"),
+    ("tcp://127.0.0.1:7000", "unknown scheme 'tcp'"),
+])
+def test_a_bad_url_or_port_is_one_error_naming_it(tmp_path, capsys, url, words):
+    good = tmp_path / "good.yaml"
+    good.write_text(GOOD)
+    rc, text, written = run_cli(tmp_path, capsys, str(good), "--device", url)
+    assert rc == 2 and written == []
+    assert f"error: {url}: " in text and words in text
+
+
+def test_a_bad_port_for_the_emulator_is_exit_2(capsys):
+    assert main(["emulate", "showdown", "--tcp", "127.0.0.1:99999"]) == 2
+    assert "ports go up to 65535" in capsys.readouterr().err
+
+
+def test_a_device_of_the_wrong_kind_is_one_error(tmp_path, capsys):
+    good = tmp_path / "good.yaml"
+    good.write_text(GOOD)
+    rc, text, written = run_cli(tmp_path, capsys, str(good), "--device", "emu://flash")
+    assert rc == 2 and written == []
+    assert "emu://flash is a flash unit: none of the selected scenarios runs on it (they need showdown)" in text
+    with pytest.raises(DeviceMismatch, match="this is a flash unit, not a showdown"):
+        Driver.open("emu://flash", kind="showdown")
+
+
+class OtherFirmware:
+    """A unit built from another catalogue or protocol: its frames rewritten on the way out."""
+
+    def __init__(self, link, rewrite):
+        self.inner, self.virtual, self.url, self.rewrite = link, link.virtual, link.url, rewrite
+        self.dec = StreamDecoder()
+
+    def __getattr__(self, name):
+        return getattr(self.inner, name)
+
+    def read(self, timeout_us):
+        data, t = self.inner.read(timeout_us)
+        out = b""
+        for f in self.dec.feed(data):
+            version, m = self.rewrite(f.version, f.msg)
+            raw = protocol.codec.encode_raw(m, f.seq, f.time_us, version)
+            out += cobs_encode(raw) + b"\x00"
+        return out, t
+
+
+IDENTITY = "IDENTITY"
+CASES = {
+    "catalogue": (lambda v, m: (v, m._replace(catalog_crc=m.catalog_crc ^ 0x5A5A) if m.NAME == IDENTITY else m),
+                  "catalogue differs from this harness's (CRC"),
+    "major in identity": (lambda v, m: (v, m._replace(proto_major=2) if m.NAME == IDENTITY else m),
+                          "the device speaks protocol 2.0, this harness 1.0"),
+    "nak bad_version": (lambda v, m: (v, cat.BY_NAME["NAK"].cls(m.cmd_seq, 0x01, ERR["bad_version"], 2)
+                                      if m.NAME == IDENTITY else m),
+                        "the device speaks protocol 2.x and refused this harness's 1.0"),
+    "frames of major 2": (lambda v, m: (0x20, m), "answers in frames of another protocol version"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_a_protocol_mismatch_is_one_clear_error(case, tmp_path, capsys, monkeypatch):
+    from harness import links
+    rewrite, words = CASES[case]
+    monkeypatch.setitem(links._OPENERS, "otherfw",
+                        lambda url: OtherFirmware(VirtualLink("showdown"), rewrite))
+    with pytest.raises(DeviceMismatch, match=words.replace("(", r"\(")):
+        Driver.open("otherfw://x")
+    good = tmp_path / "good.yaml"
+    good.write_text(GOOD)
+    rc, text, written = run_cli(tmp_path, capsys, str(good), "--device", "otherfw://x")
+    assert rc == 2 and written == [] and words in " ".join(text.split())
+
+
+@pytest.mark.parametrize("flag, path", [
+    ("--json", "missing/dir/r.json"), ("--junit", "missing/r.xml"), ("--trace", "a_file"), ("--json", "."),
+])
+def test_an_unwritable_output_is_refused_before_running_and_nothing_is_written(tmp_path, capsys, flag, path):
+    good = tmp_path / "good.yaml"
+    good.write_text(GOOD)
+    (tmp_path / "a_file").write_text("not a directory")
+    before = sorted(os.listdir(tmp_path))
+    assert main(["run", str(good), "-q", flag, str(tmp_path / path)]) == 2
+    err = capsys.readouterr().err
+    assert f"{flag} {tmp_path / path}" in err
+    assert sorted(os.listdir(tmp_path)) == before
