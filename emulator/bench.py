@@ -70,8 +70,8 @@ def real_lateness(races: int = 40, process: bool = False) -> list[int]:
         _fast_config(p)
         for i in range(races):
             now = p.request(msg.TIME_SYNC(0), timeout_us=5_000_000).msg.t3_us
-            t0 = wrap(now + 20_000)
-            p.request(msg.INJECT(wrap(now + 10_000), LOAD, 1, 1), timeout_us=5_000_000)
+            t0 = wrap(now + 60_000)      # margins that survive a loaded machine: a late INJECT is refused
+            p.request(msg.INJECT(wrap(now + 30_000), LOAD, 1, 1), timeout_us=5_000_000)
             p.request(msg.INJECT(t0, TIMER, 1, 0), timeout_us=5_000_000)
             offset = COUNTDOWN + 200_000 if i % 2 == 0 else COUNTDOWN - 100_000     # valid / false start
             p.request(msg.INJECT(wrap(t0 + offset), A, 1, 0), timeout_us=5_000_000)
