@@ -154,7 +154,7 @@ def cmd_run(args) -> int:
                 d.close()
     if not args.quiet:
         console.print(scenario_table(results))
-        console.print(health_line(health))
+    console.print(health_line(health))          # every run says what the link did, -q or not
     print_failures(console, results)
     passed = sum(1 for r in results if r.status == "pass")
     skipped = sum(1 for r in results if r.status == "skipped")

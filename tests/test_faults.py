@@ -466,7 +466,7 @@ def test_every_run_ends_with_the_link_health_in_the_table_and_the_json(tmp_path,
     out = tmp_path / "r.json"
     url = f"emu://showdown?faults={MODEST},seed=5,reset_after=900"
     rc = main(["run", str(SHOWDOWN_LIBRARY / "first_press.yaml"), str(SHOWDOWN_LIBRARY / "ties.yaml"),
-               "--device", url, "--json", str(out)])
+               "--device", url, "--json", str(out), "-q"])
     assert rc in (0, 1)
     text = capsys.readouterr().out
     (line,) = [x for x in text.splitlines() if x.startswith("link health:")]
@@ -493,7 +493,7 @@ def test_a_served_unit_with_faults_on_a_pty_never_fails_and_says_what_the_faults
     proc, (path,) = emulator_process("showdown", "--pty", "--faults",
                                      "corrupt=3e-3,dropframe=2e-2,dup=1e-2,delay=50us..2ms,seed=3")
     (sc,) = loads(FAST + "repeat: 3\n", "t.yaml")
-    with Driver.open(path) as d:
+    with Driver.open(path, command_timeout_us=200_000) as d:       # a lost reply costs 0.2 s, not 1 s
         res = Runner(d).run(sc)
     statuses = [r.status for r in res.races]
     assert set(statuses) <= {"pass", "link-error"} and statuses.count("pass") >= 2
