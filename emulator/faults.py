@@ -82,10 +82,6 @@ class Direction:
     garbage: float = 0.0
     reset: float = 0.0
 
-    @property
-    def any(self) -> bool:
-        return any((self.corrupt, self.drop, self.dropframe, self.dup, self.garbage, self.reset))
-
 
 @dataclass(frozen=True)
 class FaultSpec:
@@ -222,10 +218,10 @@ class _Stream:
         self.garbage = _Countdown(d.garbage, rng)
         self.reset = _Countdown(d.reset, rng)
         self.frame_faults = any((d.dropframe, d.dup, d.garbage, d.reset))
-        self.byte_faults = bool(d.corrupt or d.drop)
-        self.active = self.frame_faults or self.byte_faults
+        self.active = self.frame_faults or bool(d.corrupt or d.drop)
         self.in_frame = False       # the last byte seen was not a delimiter
         self.dropping = False       # the frame under way is being dropped whole
+        self.reboot_now = False     # a reset fault fired: the owner reboots the unit after this output
 
     def _count(self, key: str, n: int = 1) -> None:
         k = self.prefix + key
@@ -294,8 +290,6 @@ class _Stream:
                 self.reboot_now = True
         return piece
 
-    reboot_now = False
-
     def _bytes(self, b: bytes) -> bytes:
         n = len(b)
         c, d = self.corrupt, self.drop
@@ -309,8 +303,7 @@ class _Stream:
         while i < n:
             buf[i] ^= 1 << rng.randrange(8)
             self._count("corrupted_bytes")
-            step = c.gap(rng)
-            i += step
+            i += c.gap(rng)
         c.left = i - n + 1
         i = d.left - 1
         lost = []

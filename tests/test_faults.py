@@ -11,7 +11,6 @@ import pytest
 
 import protocol
 from emulator.faults import FaultSpecError, Line, parse
-from emulator.inprocess import VirtualLink
 from harness import DeviceURLError, Driver
 from harness.cli import main
 from harness.errors import CommandTimeout, LinkError
@@ -260,7 +259,7 @@ def test_a_unit_that_goes_silent_never_hangs_the_run_and_the_error_names_what_wa
     (res,), d = run_scenario(GOOD, wrap=lambda link: Eater(link, lose))
     (race,) = res.races
     assert race.status == "link-error"
-    assert "no reply to" in race.error or "SD_GREEN" in race.error or "green" in race.error
+    assert race.error == "emu://showdown: no SD_GREEN (anchor of step at line 10 in 'clean win') within 30000000 us"
     with pytest.raises(CommandTimeout, match="no reply to HELLO"):
         Driver.open("emu://showdown?faults=dropframe=1")
 
@@ -365,13 +364,9 @@ def test_a_duplicated_frame_is_recognised_and_not_counted_twice():
 def test_a_reset_mid_race_is_reported_as_reset_and_the_next_race_runs_on_the_reconnected_unit():
     text = GOOD + "repeat: 4\n"
     (res,), d = run_scenario(text, url="emu://showdown?faults=reset_after=60")
-    assert [r.status for r in res.races] == ["pass", "reset", "pass", "pass"] or \
-        [r.status for r in res.races].count("reset") == 1
-    statuses = [r.status for r in res.races]
-    assert statuses.count("reset") == 1 and statuses.index("reset") < 3
-    assert all(s == "pass" for s in statuses[statuses.index("reset") + 1:])
+    assert [r.status for r in res.races] == ["pass", "reset", "pass", "pass"]
     assert res.health.resets == 1
-    assert "rebooted" in res.races[statuses.index("reset")].error
+    assert "rebooted" in res.races[1].error
 
 
 def test_a_reboot_whose_boot_frame_is_lost_is_still_a_reset_not_a_failure():

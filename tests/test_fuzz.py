@@ -21,7 +21,6 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import protocol
-from emulator.device import Device
 from emulator.inprocess import VirtualLink
 from harness import Driver
 from harness.cli import main
