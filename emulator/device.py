@@ -331,7 +331,8 @@ class Device:
             if isinstance(reply, int):
                 reply = msg.NAK(frame.seq, m.ID, reply, self.model.state if reply == ERROR.wrong_state else 0)
             if reply is not None:
-                self._send(reply, wrap(self.now()))
+                # A TIME_SYNC reply's header time is its t3 (SPEC 5): one clock reading, not two.
+                self._send(reply, reply.t3_us if m.NAME == "TIME_SYNC" else wrap(self.now()))
         finally:
             held, self._held = self._held, None
         if self._reboot_pending:
