@@ -173,6 +173,7 @@ class EmulatedUnit:
         self._sock: socket.socket | None = None
         self._stop = None
         self._packets: deque[bytes] = deque()
+        self.last_end: str | None = None          # how the last IN transfer ended (see bulk_in)
         fw = _bcd(*FIRMWARE)
         self.strings = {1: "uno-hil", 2: f"{PRODUCTS.get(kind, kind)} (emulated)", 3: self.serial_string,
                         4: "uno-hil protocol 1.0"}
@@ -262,7 +263,28 @@ class EmulatedUnit:
                 self._packets.append(b"")
         return True
 
+    def wait_output(self, nbytes: int, timeout_s: float = 10.0) -> None:
+        """Block until the unit has produced at least nbytes not yet taken by an IN token
+        (for tests that must know what the next IN transfer will find)."""
+        deadline = time.monotonic() + timeout_s
+        while True:
+            with self._lock:
+                sock = self._sock
+                queued = sum(len(p) for p in self._packets)
+                try:
+                    queued += len(sock.recv(65536, socket.MSG_PEEK)) if sock is not None else 0
+                except (BlockingIOError, InterruptedError):
+                    pass
+            if queued >= nbytes:
+                return
+            wait = deadline - time.monotonic()
+            if wait <= 0 or sock is None:
+                raise TimeoutError(f"the unit produced {queued} of {nbytes} bytes")
+            select.select([sock], [], [], wait)
+
     def bulk_in(self, handle: _Handle, size: int, timeout_ms: int) -> bytes:
+        """last_end records how the transfer ended (short, zlp, full or timeout), as a bus
+        analyser would show it."""
         deadline = None if timeout_ms == 0 else time.monotonic() + timeout_ms / 1000
         got = bytearray()
         while True:
@@ -278,12 +300,14 @@ class EmulatedUnit:
                     packets.popleft()
                     got += pkt
                     if len(pkt) < MAX_PACKET or len(got) == size:
+                        self.last_end = "full" if len(pkt) == MAX_PACKET else ("zlp" if not pkt else "short")
                         return bytes(got)
                 if not alive:
                     raise usb_error(ERROR_NO_DEVICE)
                 sock = self._sock
             wait = None if deadline is None else deadline - time.monotonic()
             if wait is not None and wait <= 0:
+                self.last_end = "timeout"
                 if got:
                     return bytes(got)       # libusb: a timeout after some data returns the data
                 raise usb_error(ERROR_TIMEOUT)

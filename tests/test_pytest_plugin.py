@@ -148,14 +148,22 @@ def test_xdist_workers_each_own_a_device(pytester):
     assert serials <= {"101", "202"}
 
 
-def test_xdist_more_workers_than_devices_fails_clearly(pytester):
-    pytester.makepyfile(textwrap.dedent("""\
-        import time
-        def test_a(showdown):
-            time.sleep(1.0)
-        def test_b(showdown):
-            time.sleep(1.0)
-        """))
-    result = pytester.runpytest_subprocess("-n", "2", "--device", "emu://showdown?serial=7")
-    result.assert_outcomes(passed=1, errors=1)
+def test_xdist_workers_find_no_free_device_and_fail_clearly(pytester):
+    """The pool's only device is claimed elsewhere (here by this process, for as long as the run
+    lasts), so every worker that needs it fails with the reason, whatever the scheduling."""
+    from harness.pool import DevicePool
+    url = "emu://showdown?serial=7"
+    holder = DevicePool([url], owner="the test itself")
+    holder.get("showdown")
+    try:
+        pytester.makepyfile(textwrap.dedent("""\
+            def test_a(showdown):
+                pass
+            def test_b(showdown):
+                pass
+            """))
+        result = pytester.runpytest_subprocess("-n", "2", "--device", url)
+    finally:
+        holder.close()
+    result.assert_outcomes(errors=2)
     result.stdout.fnmatch_lines(["*every showdown device in the pool is claimed by another worker*"])
