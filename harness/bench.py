@@ -22,7 +22,6 @@ import sys
 import time
 import tty
 
-from protocol import msg as M
 from protocol.devtime import diff
 
 from .driver import Driver

@@ -37,16 +37,14 @@ def cmd_validate(args) -> int:
     try:
         scenarios = load_paths(args.paths)
     except ScenarioError as exc:
-        for p in exc.problems:
-            print(str(p), file=sys.stderr)
-        print(f"{len(exc.problems)} problem(s)", file=sys.stderr)
+        exc.print()
         return 2
     races = sum(len(s.races) for s in scenarios)
     print(f"{len(scenarios)} scenario(s), {races} race(s): valid")
     return 0
 
 
-def _open_devices(urls: list[str], kinds: set[str], trace_dir, console: Console) -> dict[str, list[Driver]]:
+def _open_devices(urls: list[str], kinds: set[str], trace_dir) -> dict[str, list[Driver]]:
     by_kind: dict[str, list[Driver]] = {}
     opened: list[Driver] = []
     try:
@@ -88,11 +86,9 @@ def cmd_run(args) -> int:
         if not scenarios:
             err.print("no scenarios selected")
             return 2
-        devices = _open_devices(args.device or [], {s.unit for s in scenarios}, args.trace, err)
+        devices = _open_devices(args.device or [], {s.unit for s in scenarios}, args.trace)
     except ScenarioError as exc:
-        for p in exc.problems:
-            print(str(p), file=sys.stderr)
-        print(f"{len(exc.problems)} problem(s); nothing was run", file=sys.stderr)
+        exc.print("; nothing was run")
         return 2
     except HarnessError as exc:
         print(f"error: {exc}", file=sys.stderr)
@@ -171,7 +167,6 @@ def cmd_run(args) -> int:
 
 
 def cmd_hello(args) -> int:
-    from protocol.catalogue import enum_name
     try:
         with Driver.open(args.device) as d:
             ident = d.identity
@@ -185,7 +180,6 @@ def cmd_hello(args) -> int:
             if est is not None:
                 print(f"  clock: offset {est.offset_us:.0f} us, best round trip {est.best_rtt_us} us, "
                       f"uncertainty {est.uncertainty_us:.0f} us")
-            _ = enum_name
     except HarnessError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

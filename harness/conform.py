@@ -1340,9 +1340,7 @@ def main(args) -> int:
         preloaded = load_paths(args.scenarios) if args.scenarios and not args.no_scenarios else None
         link = open_link(args.device)
     except ScenarioError as exc:
-        for p in exc.problems:
-            print(str(p), file=sys.stderr)
-        print(f"{len(exc.problems)} problem(s) in the scenarios; nothing was run", file=sys.stderr)
+        exc.print(" in the scenarios; nothing was run")
         return 2
     except HarnessError as exc:
         print(f"error: {exc}", file=sys.stderr)

@@ -8,7 +8,7 @@ the read that completed them (host_us) and their unwrapped device time (dev_us).
 from __future__ import annotations
 
 from collections import deque
-from typing import Callable, Iterable
+from typing import Callable
 
 import protocol
 from protocol import Frame, FrameError, StreamDecoder, Unwrapper, catalogue as cat, devtime
@@ -701,7 +701,3 @@ def _param(name: str):
     if p is None:
         raise ValueError(f"no configuration parameter {name!r}; known: {', '.join(cat.PARAMS_BY_NAME)}")
     return p
-
-
-def expect_events(frames: Iterable[Frame]) -> list[str]:
-    return [f.msg.NAME for f in frames]

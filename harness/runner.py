@@ -11,7 +11,6 @@ time among those received, or, if there is none yet, to the first one to come;
 from __future__ import annotations
 
 import heapq
-import statistics
 import time
 from dataclasses import dataclass, field
 from typing import Callable
@@ -548,9 +547,3 @@ def _pattern_text(p: EventPattern) -> str:
     if not p.fields:
         return p.name
     return p.name + "{" + ", ".join(f"{k}={m.describe()}" for k, m in p.fields.items()) + "}"
-
-
-def summarize_latency(results: list[ScenarioResult]) -> dict:
-    vals = sorted(r.latency["processing_us"] for s in results for r in s.races if "processing_us" in r.latency)
-    return {"processing_us_p50": _pct(vals, 50), "processing_us_p99": _pct(vals, 99),
-            "mean": statistics.fmean(vals) if vals else None}

@@ -44,6 +44,14 @@ class ScenarioError(Exception):
         self.problems = problems
         super().__init__("\n".join(str(p) for p in problems))
 
+    def print(self, tail: str = "", file=None) -> None:
+        """Every problem on its own line, then a count (and tail), to stderr by default."""
+        import sys
+        out = sys.stderr if file is None else file
+        for p in self.problems:
+            print(str(p), file=out)
+        print(f"{len(self.problems)} problem(s){tail}", file=out)
+
 
 @dataclass(frozen=True)
 class TimeSpec:

@@ -146,7 +146,6 @@ def open_usb(url: str, backend=None) -> "UsbLink":
     vid, pid, opts = parse_url(url)
     try:
         import usb.core
-        import usb.util
     except ImportError:
         raise DeviceURLError(f"{url}: pyusb is not installed (`pip install pyusb`)") from None
     if backend is None:

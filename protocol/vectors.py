@@ -27,7 +27,7 @@ from pathlib import Path
 
 from . import catalogue as cat
 from .catalogue import NONE_I32, NONE_U8, NONE_U32
-from .codec import Frame, FrameError, StreamDecoder, encode, encode_raw
+from .codec import Frame, StreamDecoder, encode, encode_raw
 from .framing import cobs_encode, crc16
 
 VECTORS_DIR = Path(__file__).resolve().parent.parent / "fixtures" / "vectors"

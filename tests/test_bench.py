@@ -3,8 +3,6 @@ test of the measuring code; `pytest --benchmark-enable tests/test_bench.py` repo
 Nothing here asserts a wall-clock time except the targets, checked only when benchmarking."""
 import json
 
-import pytest
-
 from harness import Driver
 from harness.bench import distribution, race_latencies, spawn_emulator
 from harness.cli import main
