@@ -60,7 +60,7 @@ ACTION = ENUMS["action"]
 _TIMERS_KEPT = 64            # cancelled model timers are dropped from the set beyond this
 
 # Events that close a race: stamped when produced, so their lateness is visible.
-VERDICTS = frozenset({"SD_VERDICT", "FL_BUZZER_VERDICT", "LA_RESULT"})
+_VERDICT_CLASSES = frozenset({msg.SD_VERDICT, msg.FL_BUZZER_VERDICT, msg.LA_RESULT})
 
 _COMMAND_IDS = frozenset(m.id for m in protocol.catalogue.MESSAGES if m.kind == "command")
 _UNATTRIBUTED = {"bad_crc": ERROR.bad_crc, "too_long": ERROR.frame_too_long}
@@ -208,26 +208,26 @@ class Device:
 
     def emit(self, cls, at: int | None = None, **fields) -> None:
         """Emit an event now (or with header time at). Held while a command is answered."""
-        if at is not None:
-            t = at
-        elif cls.NAME in VERDICTS or self._stamp is None:
-            t = self.now()
-        else:
-            t = self._stamp
+        if at is None:
+            at = self._stamp
+            if at is None or cls in _VERDICT_CLASSES:
+                at = self.boot_time_us + self.clock.now() - self.epoch
         if self._held is not None:
-            self._held.append((cls, fields, t))
+            self._held.append((cls, fields, at))
         else:
-            self._emit(cls, fields, t)
+            self._emit(cls, fields, at)
 
     def _emit(self, cls, fields: dict, t: int) -> None:
         seq = self._event_seq
         self._event_seq = (seq + 1) & 0xFFFF
         m = cls(seq, **fields)
-        time_us = wrap(t)
+        time_us = t & 0xFFFFFFFF
         self._ring.append((seq, time_us, m))
         if self._drops and self._dropping(m):
             return
-        self._send(m, time_us)
+        # _send inlined: every event of every race passes here
+        self.output += encode(m, self._tx_seq, time_us)
+        self._tx_seq = (self._tx_seq + 1) & 0xFFFF
 
     def _dropping(self, m) -> bool:
         for drop in self._drops:

@@ -53,6 +53,7 @@ class VirtualLink:
         self.drift_ppm = drift_ppm
         # host us per device us; exact rational arithmetic keeps the mapping reproducible
         self._rate = Fraction(1_000_000) / (1_000_000 + Fraction(drift_ppm))
+        self._no_drift = self._rate == 1      # asked on every read: a Fraction comparison is not cheap
         self._host_now = host_offset_us
         self.closed = False
         self.closed_error = closed_error
@@ -61,13 +62,13 @@ class VirtualLink:
 
     # ---- time mapping ----
     def _host_at(self, clock_us: int) -> int:
-        if self._rate == 1:
+        if self._no_drift:
             return self.host_offset_us + clock_us
         return self.host_offset_us + floor(clock_us * self._rate)
 
     def _clock_limit(self, host_us: int) -> int:
         """The last clock time whose exact host time is at most host_us."""
-        if self._rate == 1:
+        if self._no_drift:
             return host_us - self.host_offset_us
         return floor((host_us - self.host_offset_us) / self._rate)
 

@@ -99,6 +99,7 @@ class UnitModel:
 
     def __init__(self, core, **options):
         self.core = core
+        self.emit = core.emit       # emit(MsgClass, **fields): bound straight to the core, as it runs per event
         self.config = core.config
         self.rng = core.rng
         self.state = self.POWER_ON
@@ -129,9 +130,6 @@ class UnitModel:
                 self.light(light, 0, target)
 
     # ---- helpers ----
-    def emit(self, cls, **fields) -> None:
-        self.core.emit(cls, **fields)
-
     def at(self, t: int, fn: Callable, *args):
         return self.core.call_at(t, fn, *args)
 

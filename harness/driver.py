@@ -135,41 +135,51 @@ class Driver:
 
     def _pump(self, deadline_us: int) -> bool:
         """Read once, until deadline at most. False if nothing arrived by the deadline."""
-        timeout = deadline_us - self.link.now_us()
-        if timeout < 0:
-            timeout = 0
-        data, host_us = self.link.read(timeout)
+        link = self.link
+        timeout = deadline_us - link.now_us()
+        data, host_us = link.read(timeout if timeout > 0 else 0)
         if not data:
             return False
-        self.health.bytes_rx += len(data)
+        health = self.health
+        health.bytes_rx += len(data)
         stats = self.decoder.stats
         dropped_before = stats.dropped_bytes
-        for item in self.decoder.feed(data):
-            if isinstance(item, FrameError):
-                self.health.bad_frames += 1
-                if item.kind == "bad_crc":
-                    self.health.crc_errors += 1
-                if self.trace is not None:
-                    self.trace.error(host_us, item)
-                continue
-            item.host_us = host_us
-            self._on_frame(item)
-        self.health.bytes_dropped += stats.dropped_bytes - dropped_before
+        for item in self.decoder.feed(data, host_us):
+            if item.__class__ is FrameError:
+                self._on_frame_error(item, host_us)
+            else:
+                self._on_frame(item)
+        health.bytes_dropped += stats.dropped_bytes - dropped_before
         return True
+
+    def _on_frame_error(self, err: FrameError, host_us: int) -> None:
+        self.health.bad_frames += 1
+        if err.kind == "bad_crc":
+            self.health.crc_errors += 1
+        if self.trace is not None:
+            self.trace.error(host_us, err)
 
     def _on_frame(self, frame: Frame) -> None:
         self.health.frames_rx += 1
         frame.dev_us = self.unwrap.unwrap(frame.time_us)
-        if self._rx_seq is not None:
-            gap = (frame.seq - self._rx_seq) & 0xFFFF
-            if gap and gap < 0x8000 and frame.msg.NAME != "BOOT":     # a boot restarts the seqs at 0
+        m = frame.msg
+        seq = frame.seq
+        if self._rx_seq is not None and seq != self._rx_seq:
+            gap = (seq - self._rx_seq) & 0xFFFF
+            if gap < 0x8000 and m.NAME != "BOOT":     # a boot restarts the seqs at 0
                 self.health.frames_missed += gap
-        self._rx_seq = (frame.seq + 1) & 0xFFFF
+        self._rx_seq = (seq + 1) & 0xFFFF
         if self.trace is not None:
             self.trace.frame("rx", frame)
-        kind = frame.msg.KIND
+        kind = m.KIND
         if kind == "event":
-            self._on_event(frame)
+            # The common case, with nothing held and no recovery running: the next event in order.
+            if m.event_seq == self._next_ev and not self._held and self._recovery is None and m.NAME != "BOOT":
+                self._next_ev = (m.event_seq + 1) & 0xFFFF
+                self.inbox.append(frame)
+                self.history.append(frame)
+            else:
+                self._on_event(frame)
         elif kind == "reply":
             self._on_reply(frame)
 

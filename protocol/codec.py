@@ -69,12 +69,13 @@ class Frame:
 
     __slots__ = ("version", "seq", "time_us", "msg", "host_us", "dev_us", "raw")
 
-    def __init__(self, version: int, seq: int, time_us: int, msg: Any, raw: bytes = b""):
+    def __init__(self, version: int, seq: int, time_us: int, msg: Any, raw: bytes = b"",
+                 host_us: int | None = None):
         self.version = version
         self.seq = seq
         self.time_us = time_us
         self.msg = msg
-        self.host_us: int | None = None
+        self.host_us = host_us
         self.dev_us: int | None = None
         self.raw = raw
 
@@ -122,11 +123,16 @@ def _regroup(mdef: cat.MessageDef, flat: tuple) -> tuple:
 # slow way, through decode_raw, which classifies the error.
 _ENC: dict = {}
 _DEC: dict = {}
+_DEC_BY_TYPE: dict = {}
 for _m in cat.MESSAGES:
     _ENC[_m.cls] = (struct.Struct("<BBHI" + _m.struct.format[1:]).pack, _m.has_arrays)
     _DEC[cat.VERSION_BYTE | (_m.id << 8)] = (_HDR + _m.size + _CRCN, _m.struct.unpack_from, _m.cls,
                                               _m if _m.has_arrays else None)
+    # the same, by type id, unpacking seq, time and payload in one go (the fast path of StreamDecoder)
+    _DEC_BY_TYPE[_m.id] = (_HDR + _m.size + _CRCN, struct.Struct("<BBHI" + _m.struct.format[1:] + "H").unpack_from,
+                           _m.cls, _m if _m.has_arrays else None)
 del _m
+_VERSION = cat.VERSION_BYTE
 _tuple_new = tuple.__new__
 _crc_pack = _CRC.pack
 _cobs_encode = cobs_encode.__globals__["_cobs"].encode
@@ -247,8 +253,9 @@ class StreamDecoder:
         self._discarding = False
         self.stats = DecoderStats()
 
-    def feed(self, data: bytes) -> list:
-        """Return a list of Frame and FrameError objects completed by data."""
+    def feed(self, data: bytes, host_us: int | None = None) -> list:
+        """Return a list of Frame and FrameError objects completed by data.
+        host_us: the host time of the read that returned data, put in each Frame."""
         stats = self.stats
         stats.bytes_in += len(data)
         if self._buf:
@@ -263,30 +270,28 @@ class StreamDecoder:
                 stats.dropped_bytes += len(parts[0]) + 1
                 parts[0] = b""
             append = out.append
-            cobs_decode_, vt_seq_time, dec_get, crc, new = (_cobs_decode, _VT_SEQ_TIME.unpack_from, _DEC.get,
-                                                            _crc_hqx, _tuple_new)
+            cobs_decode_, dec_get, crc, new = _cobs_decode, _DEC_BY_TYPE.get, _crc_hqx, _tuple_new
             good = 0
             for part in parts:
                 if not part:
                     continue                  # empty frame: a leading or doubled delimiter
                 # Fast path, _decode_fast inlined: a well-formed frame of this protocol version.
-                # Anything else (struct.error: fewer than 8 bytes) goes the slow way below.
-                if len(part) <= _MAX_RUN:
-                    try:
-                        raw = cobs_decode_(part)
-                        vt, seq, time_us = vt_seq_time(raw)
-                    except (CobsError, struct.error):
-                        pass
-                    else:
-                        entry = dec_get(vt)
-                        if (entry is not None and len(raw) == entry[0]
-                                and crc(raw[:-2], 0xFFFF) == raw[-2] | (raw[-1] << 8)):
-                            values = entry[1](raw, _HDR)
-                            if entry[3] is not None:
-                                values = _regroup(entry[3], values)
-                            append(Frame(vt & 0xFF, seq, time_us, new(entry[2], values), raw))
-                            good += 1
-                            continue
+                # Anything else (a COBS error, a short or over-long frame, another version, a bad
+                # CRC) goes the slow way below, which classifies it.
+                try:
+                    raw = cobs_decode_(part)
+                    entry = dec_get(raw[1])
+                except (CobsError, IndexError):
+                    entry = None
+                if entry is not None and len(raw) == entry[0]:
+                    v = entry[1](raw)         # version, type, seq, time, payload..., crc
+                    if v[0] == _VERSION and crc(raw[:-2], 0xFFFF) == v[-1]:
+                        values = v[4:-1]
+                        if entry[3] is not None:
+                            values = _regroup(entry[3], values)
+                        append(Frame(_VERSION, v[2], v[3], new(entry[2], values), raw, host_us))
+                        good += 1
+                        continue
                 try:                          # the slow way: classifies the error
                     frame = decode(part)
                 except FrameError as err:
@@ -296,6 +301,7 @@ class StreamDecoder:
                     append(err)
                     continue
                 good += 1
+                frame.host_us = host_us
                 append(frame)
             stats.frames += good
         if len(rest) > _MAX_RUN:

@@ -29,11 +29,13 @@ class Unwrapper:
         self.latest: int | None = start
 
     def unwrap(self, raw: int) -> int:
-        if self.latest is None:
+        latest = self.latest
+        if latest is None:
             self.latest = raw
             return raw
-        t = self.latest + diff(raw, self.latest & 0xFFFFFFFF)
-        if t > self.latest:
+        d = (raw - latest) & 0xFFFFFFFF         # diff(raw, wrap(latest)), inlined: once per frame
+        t = latest + (d - WRAP if d >= HALF else d)
+        if t > latest:
             self.latest = t
         return t
 
