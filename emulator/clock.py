@@ -86,10 +86,21 @@ class VirtualClock(Clock):
 
     def advance_to(self, t: int) -> None:
         """Run every entry due at or before t, each at its own time, then stand at t."""
-        while (handle := self._pop_due(t)) is not None:
-            self._now = max(self._now, handle.t)
-            self._fire(handle)
-        self._now = max(self._now, t)
+        heap = self._heap
+        while heap:
+            due, _priority, _order, handle = heap[0]
+            if due > t:
+                break
+            heapq.heappop(heap)
+            fn = handle.fn
+            if fn is None:
+                continue                # cancelled
+            if due > self._now:
+                self._now = due
+            args, handle.fn = handle.args, None
+            fn(*args)
+        if t > self._now:
+            self._now = t
 
     def run_due(self, priority: int = TIMER) -> None:
         """Run what is due now (only inputs with priority=INPUT)."""

@@ -46,7 +46,7 @@ from protocol import ENUMS, NONE_U16, FrameError, StreamDecoder, encode, msg
 from protocol.catalogue import EVENT_BUFFER, INJECT_QUEUE, MAJOR, MINOR, params_for
 from protocol.devtime import diff, wrap
 
-from .clock import INPUT
+from .clock import INPUT, TIMER
 from .model import DISPOSITION, ERROR, UnitModel
 
 FIRMWARE = (0, 1, 0)
@@ -167,20 +167,15 @@ class Device:
     def to_clock(self, t: int) -> int:
         return t - self.boot_time_us + self.epoch
 
-    def call_at(self, t: int, fn, *args, priority=None):
+    def call_at(self, t: int, fn, *args, priority=TIMER):
         """Schedule fn(t, *args) at device time t (model timers; cancelled on reset)."""
         timers = self._timers
-
-        def run():
-            timers.discard(handle)
-            self._latched(fn, t, *args)
-
-        handle = self.clock.call_at(self.to_clock(t), run) if priority is None else \
-            self.clock.call_at(self.to_clock(t), run, priority=priority)
+        handle = self.clock.call_at(t - self.boot_time_us + self.epoch, self._latched, fn, t, *args,
+                                    priority=priority)
         timers.add(handle)
         if len(timers) > _TIMERS_KEPT:
-            # Models cancel through the handle, which the set never hears of: without this a unit
-            # that is never reset would keep every timer it ever cancelled.
+            # Fired and cancelled handles stay in the set until here (a fired one has fn None too):
+            # without this a unit that is never reset would keep every timer it ever had.
             timers.difference_update([h for h in timers if h.fn is None])
         return handle
 
@@ -256,14 +251,17 @@ class Device:
     def apply_input(self, t: int, inp: int, action: int, value: int, source: int) -> tuple[int, int]:
         """One input edge at device time t: the model acts, INPUT_SEEN goes first.
         Returns the model's (disposition, detail)."""
-        outer, self._held = self._held, []
+        outer = self._held
+        held = self._held = [] if outer is None else outer      # inside a command: its list
+        mark = len(held)
         try:
             disposition, detail = self.model.on_input(t, inp, action, value)
         finally:
-            caused, self._held = self._held, outer
-        self.emit(msg.INPUT_SEEN, at=t, input=inp, action=action, value=value, source=source,
-                  disposition=disposition, detail=detail)
-        self._flush_held(caused)
+            self._held = outer
+        held.insert(mark, (msg.INPUT_SEEN, {"input": inp, "action": action, "value": value, "source": source,
+                                            "disposition": disposition, "detail": detail}, t))
+        if outer is None:
+            self._flush_held(held)
         return disposition, detail
 
     def _valid_input(self, inp: int, action: int) -> bool:
