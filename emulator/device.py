@@ -295,7 +295,7 @@ class Device:
         try:
             for item in self.decoder.feed(data):
                 t = self._stamp = self.boot_time_us + arrived - self.epoch     # a reboot moves the epoch
-                if isinstance(item, FrameError):
+                if item.__class__ is FrameError:
                     self._frame_error(item)
                 else:
                     self._command(item, t)
@@ -319,7 +319,7 @@ class Device:
 
     def _command(self, frame, t: int) -> None:
         m = frame.msg
-        handler = _HANDLERS.get(m.NAME) if m.KIND == "command" else None
+        handler = _HANDLERS.get(m.__class__)
         if handler is None:
             self._nak_raw(frame.seq, m.ID, ERROR.unknown_type)
             return
@@ -442,8 +442,8 @@ class Device:
 
 
 _HANDLERS = {
-    "HELLO": Device._hello, "TIME_SYNC": Device._time_sync, "CONFIG_GET": Device._config_get,
-    "CONFIG_SET": Device._config_set, "STATUS_GET": Device._status_get, "EVENT_RESEND": Device._event_resend,
-    "INPUT": Device._input, "INJECT": Device._inject, "INJECT_CANCEL": Device._inject_cancel,
-    "RESET": Device._reset,
+    msg.HELLO: Device._hello, msg.TIME_SYNC: Device._time_sync, msg.CONFIG_GET: Device._config_get,
+    msg.CONFIG_SET: Device._config_set, msg.STATUS_GET: Device._status_get, msg.EVENT_RESEND: Device._event_resend,
+    msg.INPUT: Device._input, msg.INJECT: Device._inject, msg.INJECT_CANCEL: Device._inject_cancel,
+    msg.RESET: Device._reset,
 }

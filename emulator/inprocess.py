@@ -92,7 +92,7 @@ class VirtualLink:
         if self.faults is not None:
             data = self.faults.write(data)
         self.clock.run_due(priority=INPUT)      # stimuli accepted earlier go first
-        self.device.receive(bytes(data))
+        self.device.receive(data if data.__class__ is bytes else bytes(data))
         self.clock.run_due()
 
     def read(self, timeout_us: int) -> tuple[bytes, int]:
