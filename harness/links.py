@@ -15,6 +15,8 @@ import errno
 import os
 import select
 import socket
+import struct
+import termios
 import time
 from typing import Callable, Protocol
 from urllib.parse import parse_qsl, urlsplit
@@ -43,9 +45,17 @@ class Link(Protocol):
 
 
 class FdLink:
-    """A pty, serial device or socket read with select + os.read / recv."""
+    """A pty, serial device or socket, read with a blocking os.read / recv.
+
+    The read blocks in the kernel with a timeout of its own, SLICE_US at most (a tty's
+    VMIN=0/VTIME, a socket's SO_RCVTIMEO), so the bytes that wake it are read by the same
+    system call: no select() first and no second call after. A wait longer than a slice
+    takes several; the last stretch below a slice waits in select(), which has microsecond
+    timeouts. Descriptors that are neither a tty nor a socket always use select().
+    """
 
     virtual = False
+    SLICE_US = 100_000          # VTIME counts tenths of a second: one is the shortest kernel timeout
 
     def __init__(self, url: str, fd: int | None = None, sock: socket.socket | None = None,
                  owner: object = None, on_close: Callable[[], None] | None = None):
@@ -55,6 +65,26 @@ class FdLink:
         self._owner = owner          # keeps the pyserial object (and its lock) alive
         self._on_close = on_close
         self.closed = False
+        self._sliced = self._set_kernel_timeout()
+
+    def _set_kernel_timeout(self) -> bool:
+        fd = self._fd
+        try:
+            if self._sock is not None:
+                self._sock.setblocking(True)
+                secs, usecs = divmod(self.SLICE_US, 1_000_000)
+                self._sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVTIMEO, struct.pack("@ll", secs, usecs))
+                return True
+            if os.isatty(fd):
+                attrs = termios.tcgetattr(fd)
+                attrs[6][termios.VMIN] = 0
+                attrs[6][termios.VTIME] = self.SLICE_US // 100_000
+                termios.tcsetattr(fd, termios.TCSANOW, attrs)
+                os.set_blocking(fd, True)
+                return True
+        except (OSError, termios.error):
+            pass
+        return False
 
     def now_us(self) -> int:
         return time.monotonic_ns() // 1000
@@ -62,11 +92,28 @@ class FdLink:
     def read(self, timeout_us: int) -> tuple[bytes, int]:
         if self.closed:
             raise LinkClosed(f"{self.url}: link is closed")
+        fd = self._fd
         try:
-            ready, _, _ = select.select((self._fd,), (), (), max(0, timeout_us) / 1e6)
+            if self._sliced and timeout_us >= self.SLICE_US:
+                deadline = time.monotonic_ns() // 1000 + timeout_us
+                while True:
+                    started = time.monotonic_ns() // 1000
+                    try:
+                        data = os.read(fd, READ_SIZE)
+                    except BlockingIOError:
+                        data = None                 # a socket's slice ran out
+                    host_us = time.monotonic_ns() // 1000
+                    if data:
+                        return data, host_us
+                    timeout_us = deadline - host_us
+                    if data is not None and (self._sock is not None or host_us - started < self.SLICE_US // 2):
+                        break       # end of file, not a slice run out: select below tells which
+                    if timeout_us < self.SLICE_US:
+                        break
+            ready, _, _ = select.select((fd,), (), (), max(0, timeout_us) / 1e6)
             if not ready:
                 return b"", time.monotonic_ns() // 1000
-            data = self._sock.recv(READ_SIZE) if self._sock is not None else os.read(self._fd, READ_SIZE)
+            data = os.read(fd, READ_SIZE)
         except OSError as exc:
             if exc.errno == errno.EIO:   # pty whose other side went away
                 raise LinkClosed(f"{self.url}: the device went away (EIO)") from None

@@ -1,9 +1,14 @@
 """The driver over real links: a pty and TCP to an emulator in another process, and a
 socketpair to a real-clock emulator in this one. Behaviour only; no wall-clock asserts."""
+import os
+import socket
+import tty
+
 import pytest
 
 from harness import DeviceURLError, Driver
 from harness.errors import LinkClosed
+from harness.links import FdLink
 
 
 def _full_race(d):
@@ -72,3 +77,74 @@ def test_real_clock_in_process_clock_sync_within_uncertainty():
         assert est.to_device(host) - est.uncertainty_us - 1 <= true_dev
         host2 = d.now_us()
         assert abs(est.to_device(host2) - dev.now()) <= est.uncertainty_us + (d.now_us() - host) + 1
+
+
+# ---- FdLink's blocking reads: the kernel's own timeout, in slices ----
+
+class _CountingReads:
+    """os.read as FdLink sees it, counted."""
+
+    def __init__(self, monkeypatch):
+        import harness.links as links
+        self.calls = 0
+        real = os.read
+
+        def read(fd, n):
+            self.calls += 1
+            return real(fd, n)
+        monkeypatch.setattr(links.os, "read", read)
+
+
+def _pty():
+    master, slave = os.openpty()
+    tty.setraw(master)
+    tty.setraw(slave)
+    return master, slave
+
+
+def test_fdlink_on_a_tty_blocks_in_read_slices_until_the_timeout(monkeypatch):
+    master, slave = _pty()
+    link = FdLink("pty", fd=slave)
+    try:
+        reads = _CountingReads(monkeypatch)
+        start = link.now_us()
+        data, host_us = link.read(250_000)
+        assert data == b""
+        assert host_us >= start + 250_000
+        assert reads.calls <= 3          # two slices of 100 ms, the rest in select: no spinning
+        os.write(master, b"\x01\x02")
+        assert link.read(5_000_000)[0] == b"\x01\x02"
+    finally:
+        os.close(master)
+        os.close(slave)
+
+
+def test_fdlink_on_a_socket_blocks_in_read_slices_and_sees_the_peer_close(monkeypatch):
+    ours, theirs = socket.socketpair()
+    link = FdLink("socketpair", sock=ours)
+    try:
+        reads = _CountingReads(monkeypatch)
+        start = link.now_us()
+        assert link.read(250_000)[0] == b""
+        assert link.now_us() >= start + 250_000 and reads.calls <= 3
+        theirs.sendall(b"abc")
+        data, host_us = link.read(5_000_000)
+        assert data == b"abc" and host_us >= start
+        theirs.close()
+        with pytest.raises(LinkClosed, match="closed the connection"):
+            link.read(5_000_000)
+    finally:
+        link.close()
+
+
+def test_fdlink_sees_a_hung_up_pty_at_once_not_at_the_deadline(monkeypatch):
+    master, slave = _pty()
+    link = FdLink("pty", fd=slave)
+    reads = _CountingReads(monkeypatch)
+    os.close(master)
+    try:
+        with pytest.raises(LinkClosed):
+            link.read(60_000_000)
+        assert reads.calls <= 3          # an empty read at once is end of file, not a slice run out
+    finally:
+        os.close(slave)
