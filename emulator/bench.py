@@ -1,5 +1,10 @@
 """python -m emulator.bench: how fast the virtual clock races, how late the real clock is.
 
+timer floor  (--timer-floor N) the serving loop's wait for a due time with no work
+         at all: select until SPIN_US before it, spin to it, and note how late the wait
+         ended. The floor under real-clock verdict lateness on this machine; prints one
+         value (us) per line. SCHED_FIFO when the system allows it, as --realtime asks.
+
 virtual  full Showdown races through the byte interface on the in-process virtual
          clock (INJECT in, every frame decoded), races per second of CPU.
 real     races on real-clock units served from a thread (start_real); for every
@@ -10,6 +15,7 @@ real     races on real-clock units served from a thread (start_real); for every
 from __future__ import annotations
 
 import argparse
+import os
 import signal
 import statistics
 import subprocess
@@ -83,6 +89,29 @@ def real_lateness(races: int = 40, process: bool = False) -> list[int]:
     return late
 
 
+def timer_floor(n: int, seed: int = 1) -> list[int]:
+    """How late the serving loop's own wait ends, n times, for due times 15-25 ms ahead (the bench's races
+    wait about 20 ms for their press)."""
+    import random
+    import select
+
+    from .serve import SLACK, SPIN_US
+    try:
+        os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(10))
+    except (AttributeError, OSError):
+        pass
+    rng = random.Random(seed)
+    late = []
+    for _ in range(n):
+        due = time.monotonic_ns() // 1000 + rng.randint(15_000, 25_000)
+        while (left := due - time.monotonic_ns() // 1000) > SPIN_US:
+            select.select([], [], [], (left - SPIN_US) * SLACK / 1e6)
+        while (now := time.monotonic_ns() // 1000) < due:
+            pass
+        late.append(now - due)
+    return late
+
+
 def _pct(values: list[int], q: float) -> int:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
@@ -92,7 +121,12 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m emulator.bench", description=__doc__.splitlines()[0])
     parser.add_argument("--virtual-races", type=int, default=5000)
     parser.add_argument("--real-races", type=int, default=40)
+    parser.add_argument("--timer-floor", type=int, default=0, metavar="N",
+                        help="only measure the serving loop's wait N times; print one lateness (us) per line")
     args = parser.parse_args(argv)
+    if args.timer_floor:
+        sys.stdout.write("".join(f"{v}\n" for v in timer_floor(args.timer_floor)))
+        return 0
     if args.virtual_races:
         print(f"virtual clock: {virtual_races_per_s(args.virtual_races):.0f} races/s in-process")
     for process in (True, False) if args.real_races else ():

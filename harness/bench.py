@@ -12,6 +12,9 @@ from clock sync, and its uncertainty is reported beside it.
 The floor is the same kind of link with no protocol: a child process writes stamped
 16-byte packets into a pty and this process blocks in os.read (one-way), and an echo
 child for the round trip. Ratios compare the harness with the floor of the same run.
+Under the device's processing lies a floor of its own: how late the emulator's serving
+loop wakes for a due time when it has no work at all (python -m emulator.bench
+--timer-floor), also measured in the run.
 """
 from __future__ import annotations
 
@@ -112,6 +115,12 @@ def harness_one_way(samples: int, interval_us: int = 2000) -> tuple[list[int], l
     return read, delivered
 
 
+def floor_timer(samples: int) -> list[int]:
+    out = subprocess.run([sys.executable, "-m", "emulator.bench", "--timer-floor", str(samples)],
+                         capture_output=True, text=True, check=True, timeout=120).stdout
+    return [int(v) for v in out.split()]
+
+
 def floor_round_trip(samples: int) -> list[int]:
     master, slave = _pty_pair()
     child = subprocess.Popen([sys.executable, "-m", "harness.floor", "echo", str(master)], pass_fds=(master,))
@@ -179,12 +188,13 @@ def run_bench(url: str | None, races: int) -> dict:
         # Floor and harness alternate in batches, so both see the same machine.
         n = max(200, races)
         batch = 100
-        floor, h_read, h_delivered = [], [], []
+        floor, h_read, h_delivered, timer = [], [], [], []
         for _ in range(0, n, batch):
             floor += floor_one_way(batch)
             r, dl = harness_one_way(batch)
             h_read += r
             h_delivered += dl
+            timer += floor_timer(batch)
         floor_rtt = floor_round_trip(n)
     finally:
         if proc is not None:
@@ -195,6 +205,7 @@ def run_bench(url: str | None, races: int) -> dict:
     dists["event_read_us"] = distribution(h_read)
     dists["event_delivered_us"] = distribution(h_delivered)
     dists["floor_round_trip_us"] = distribution(floor_rtt)
+    dists["floor_timer_us"] = distribution(timer)
     ratios = {}
     for name, base in (("event_delivered_us", "floor_one_way_us"), ("event_read_us", "floor_one_way_us"),
                        ("command_rtt_us", "floor_round_trip_us")):
@@ -220,6 +231,7 @@ def print_report(result: dict, console) -> None:
         "command_rtt_us": "command round trip (STATUS)",
         "floor_one_way_us": "floor: raw pty one-way (os.read)",
         "floor_round_trip_us": "floor: raw pty echo round trip",
+        "floor_timer_us": "floor: emulator's wait for a due time, no work",
     }
     for key, label in labels.items():
         d = result["distributions"].get(key, {})
@@ -227,3 +239,7 @@ def print_report(result: dict, console) -> None:
     console.print(t)
     for name, r in result["ratios"].items():
         console.print(f"  ratio {name}: p50 {r['p50']:.2f}x, p99 {r['p99']:.2f}x")
+    proc, timer = result["distributions"].get("processing_us"), result["distributions"].get("floor_timer_us")
+    if proc and timer:
+        console.print(f"  verdict processing p99 {proc['p99']} us; the emulator's wait alone (no work) "
+                      f"p99 {timer['p99']} us, p99.9 {timer['p99.9']} us on this machine in this run")

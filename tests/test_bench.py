@@ -60,11 +60,12 @@ def test_bench_command_reports_every_figure(tmp_path):
     doc = json.loads(out.read_text())
     d = doc["distributions"]
     for key in ("processing_us", "read_us", "delivered_us", "command_rtt_us", "floor_one_way_us",
-                "floor_round_trip_us", "event_read_us", "event_delivered_us"):
+                "floor_round_trip_us", "event_read_us", "event_delivered_us", "floor_timer_us"):
         assert set(d[key]) >= {"min", "p50", "p90", "p99", "p99.9", "max", "n"}
     assert doc["emission_time"] == "exact"
     assert "event_delivered_us/floor_one_way_us" in doc["ratios"]
     assert d["floor_one_way_us"]["min"] > 0
+    assert d["floor_timer_us"]["min"] >= 0 and d["floor_timer_us"]["n"] == d["floor_one_way_us"]["n"]
 
 
 def test_distribution_percentiles():
