@@ -57,6 +57,7 @@ CAP = ENUMS["capability"]
 RESET_MODE = ENUMS["reset_mode"]
 ACTION = ENUMS["action"]
 
+_ACTIONS = frozenset({int(ACTION.press), int(ACTION.release)})
 _TIMERS_KEPT = 64            # cancelled model timers are dropped from the set beyond this
 
 # Events that close a race: stamped when produced, so their lateness is visible.
@@ -265,7 +266,7 @@ class Device:
         return disposition, detail
 
     def _valid_input(self, inp: int, action: int) -> bool:
-        return inp in self._inputs and action in (ACTION.press, ACTION.release)
+        return inp in self._inputs and action in _ACTIONS
 
     def _run_inject(self, t: int, sid: int, inp: int, action: int, value: int) -> None:
         self._injects.pop(sid, None)

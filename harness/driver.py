@@ -30,10 +30,13 @@ def input_id(kind: str, name: str | int) -> int:
     """Input number for a unit kind's input name (e.g. showdown 'paddle_a' -> 0)."""
     if isinstance(name, int):
         return name
-    table = cat.ENUM_VALUES.get(f"{kind}_input", {})
+    table = _INPUTS.get(kind, {})
     if name not in table:
         raise ValueError(f"{kind} has no input {name!r}; it has: {', '.join(table)}")
     return table[name]
+
+
+_INPUTS = {name[:-len("_input")]: table for name, table in cat.ENUM_VALUES.items() if name.endswith("_input")}
 
 
 class _Pending:
