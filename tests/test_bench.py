@@ -20,26 +20,27 @@ def one_race(d: Driver) -> None:
     assert v.msg.reaction_a_us == 180_000
 
 
-def test_virtual_clock_races_per_second_in_process(benchmark, request):
+def test_virtual_clock_races_per_second_in_process(benchmark):
     """A full Showdown race through codec, driver and emulator on the virtual clock."""
     d = Driver.open("emu://showdown?clock=virtual")
     d.apply_config(FAST)
-    benchmark.pedantic(one_race, args=(d,), rounds=2000, iterations=1, warmup_rounds=50) \
-        if not request.config.getoption("benchmark_disable") else benchmark(one_race, d)
-    stats = getattr(benchmark, "stats", None)
-    if stats is not None and not request.config.getoption("benchmark_disable"):
-        races_per_s = 1 / stats.stats.mean
-        benchmark.extra_info["races_per_s"] = races_per_s
-        print(f"\nvirtual-clock races per second: {races_per_s:.0f}")
+    if benchmark.disabled:
+        benchmark(one_race, d)          # once, as a test of the race itself
+    else:
+        benchmark.pedantic(one_race, args=(d,), rounds=3000, iterations=1, warmup_rounds=100)
+        # the median: on a shared machine the mean carries other tenants' pauses
+        races_per_s = 1 / benchmark.stats.stats.median
+        benchmark.extra_info["races_per_s"] = round(races_per_s)
+        print(f"\nvirtual-clock races per second (median race): {races_per_s:.0f}")
     d.close()
 
 
-def test_verdict_latency_over_a_pty_to_another_process(benchmark, request):
+def test_verdict_latency_over_a_pty_to_another_process(benchmark):
     proc, path, origin = spawn_emulator()
     try:
         with Driver.open(path) as d:
             d.sync_clock(16)
-            n = 1 if request.config.getoption("benchmark_disable") else 100
+            n = 1 if benchmark.disabled else 100
             result = {}
 
             def run():
