@@ -1,8 +1,8 @@
 """Links: one byte stream to one device, named by a URL.
 
-A link reads by blocking in the OS (select on a file descriptor, or pyserial's
-own blocking read for transports that have no descriptor) and stamps each chunk
-with host time in microseconds at the moment the read returns.
+A link reads by blocking in the OS (in the read itself on a file descriptor, see
+FdLink, or in pyserial's own blocking read for transports that have no descriptor)
+and stamps each chunk with host time in microseconds at the moment the read returns.
 
 Schemes are looked up in a registry, so a package can add its own (as pyserial's
 protocol_handler_packages does):
