@@ -147,35 +147,42 @@ class Driver:
         health.bytes_rx += len(data)
         stats = self.decoder.stats
         dropped_before = stats.dropped_bytes
-        unwrap = self.unwrap.unwrap
         # Per frame, inlined (this runs for every frame received): unwrap the time, count
         # header-seq gaps, trace, dispatch; in-order events go straight to the inbox.
-        for frame in self.decoder.feed(data, host_us):
-            if frame.__class__ is FrameError:
-                self._on_frame_error(frame, host_us)
-                continue
-            health.frames_rx += 1
-            frame.dev_us = unwrap(frame.time_us)
-            m = frame.msg
-            seq = frame.seq
-            if seq != self._rx_seq and self._rx_seq is not None:
-                gap = (seq - self._rx_seq) & 0xFFFF
-                if gap < 0x8000 and m.NAME != "BOOT":     # a boot restarts the seqs at 0
-                    health.frames_missed += gap
-            self._rx_seq = (seq + 1) & 0xFFFF
-            if self.trace is not None:
-                self.trace.frame("rx", frame)
-            kind = m.KIND
-            if kind == "event":
-                if m.event_seq == self._next_ev and not self._held and self._recovery is None \
-                        and m.NAME != "BOOT":
-                    self._next_ev = (m.event_seq + 1) & 0xFFFF
-                    self.inbox.append(frame)
-                    self.history.append(frame)
-                else:
-                    self._on_event(frame)
-            elif kind == "reply":
-                self._on_reply(frame)
+        frames = self.decoder.feed(data, host_us)
+        unwrap, trace, inbox, history = self.unwrap.unwrap, self.trace, self.inbox, self.history
+        rx_seq = self._rx_seq
+        errors = 0
+        try:
+            for frame in frames:
+                if frame.__class__ is FrameError:
+                    errors += 1
+                    self._on_frame_error(frame, host_us)
+                    continue
+                frame.dev_us = unwrap(frame.time_us)
+                m = frame.msg
+                seq = frame.seq
+                if seq != rx_seq and rx_seq is not None:
+                    gap = (seq - rx_seq) & 0xFFFF
+                    if gap < 0x8000 and m.NAME != "BOOT":     # a boot restarts the seqs at 0
+                        health.frames_missed += gap
+                rx_seq = (seq + 1) & 0xFFFF
+                if trace is not None:
+                    trace.frame("rx", frame)
+                kind = m.KIND
+                if kind == "event":
+                    if m.event_seq == self._next_ev and not self._held and self._recovery is None \
+                            and m.NAME != "BOOT":
+                        self._next_ev = (m.event_seq + 1) & 0xFFFF
+                        inbox.append(frame)
+                        history.append(frame)
+                    else:
+                        self._on_event(frame)
+                elif kind == "reply":
+                    self._on_reply(frame)
+        finally:
+            self._rx_seq = rx_seq
+        health.frames_rx += len(frames) - errors
         health.bytes_dropped += stats.dropped_bytes - dropped_before
         return True
 
