@@ -23,11 +23,10 @@ class UnitVocab:
         e = self.field_enums.get((message, field_name))
         if e:
             return e
-        mdef = cat.BY_NAME[message]
-        for f in mdef.fields:
-            if f.name == field_name:
-                return f.enum
-        return None
+        return _FIELD_ENUMS.get((message, field_name))
+
+
+_FIELD_ENUMS = {(m.name, f.name): f.enum for m in cat.MESSAGES for f in m.fields}
 
 
 def _common_enums(kind: str, target_enum: str | None) -> dict:

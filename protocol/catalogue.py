@@ -144,10 +144,17 @@ def enum_name(enum_name_: str, value: int) -> str:
     if enum_name_ == "param":
         p = PARAMS_BY_ID.get(value)
         return p.name if p else str(value)
-    for k, v in ENUM_VALUES.get(enum_name_, {}).items():
-        if v == value:
-            return k
-    return str(value)
+    name = _ENUM_NAMES.get(enum_name_, {}).get(value)
+    return name if name is not None else str(value)
+
+
+# value -> name per enum; the first name of a value wins, as in the catalogue's order
+_ENUM_NAMES: dict[str, dict[int, str]] = {}
+for _enum, _values in ENUM_VALUES.items():
+    _names = _ENUM_NAMES[_enum] = {}
+    for _k, _v in _values.items():
+        _names.setdefault(_v, _k)
+del _enum, _values, _names, _k, _v
 
 
 def _canonical() -> bytes:
