@@ -182,8 +182,8 @@ class Driver:
                     self._on_reply(frame)
         finally:
             self._rx_seq = rx_seq
-        health.frames_rx += len(frames) - errors
-        health.bytes_dropped += stats.dropped_bytes - dropped_before
+            health.frames_rx += len(frames) - errors
+            health.bytes_dropped += stats.dropped_bytes - dropped_before
         return True
 
     def _on_frame_error(self, err: FrameError, host_us: int) -> None:

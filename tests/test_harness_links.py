@@ -2,6 +2,8 @@
 socketpair to a real-clock emulator in this one. Behaviour only; no wall-clock asserts."""
 import os
 import socket
+import subprocess
+import sys
 import tty
 
 import pytest
@@ -148,3 +150,51 @@ def test_fdlink_sees_a_hung_up_pty_at_once_not_at_the_deadline(monkeypatch):
         assert reads.calls <= 3          # an empty read at once is end of file, not a slice run out
     finally:
         os.close(slave)
+
+
+def test_fdlink_starts_no_kernel_slice_it_could_not_finish_by_the_deadline(monkeypatch):
+    # the kernel rounds a slice up to its tick: within that margin of the deadline, select() waits
+    master, slave = _pty()
+    link = FdLink("pty", fd=slave)
+    try:
+        reads = _CountingReads(monkeypatch)
+        assert link.read(FdLink.SLICE_US + FdLink.SLICE_MARGIN_US - 1)[0] == b""
+        assert reads.calls == 0
+    finally:
+        os.close(master)
+        os.close(slave)
+
+
+def test_fdlink_write_to_a_tty_nobody_reads_fails_after_its_timeout_not_never():
+    master, slave = _pty()
+    link = FdLink("pty", fd=slave)
+    link.WRITE_TIMEOUT_US = 50_000
+    try:
+        with pytest.raises(LinkClosed, match="write timed out"):
+            link.write(bytes(1_000_000))      # more than the pty holds; the other end never reads
+        assert os.get_blocking(slave)          # reads still block in the kernel afterwards
+    finally:
+        os.close(master)
+        os.close(slave)
+
+
+def test_fdlink_reads_a_pty_master_and_a_line_mode_tty_with_select():
+    master, slave = os.openpty()            # the slave stays in line mode (ICANON)
+    try:
+        for fd in (master, slave):
+            link = FdLink("pty", fd=fd)
+            assert not link._sliced
+            assert link.read(150_000)[0] == b""    # VTIME would not end these reads
+    finally:
+        os.close(master)
+        os.close(slave)
+
+
+def test_harness_imports_and_reads_sockets_without_termios():
+    code = ("import sys; sys.modules['termios'] = None\n"
+            "import socket, harness.links as links\n"
+            "a, b = socket.socketpair(); link = links.FdLink('pair', sock=a)\n"
+            "assert not link._sliced; b.sendall(b'ok'); print(link.read(500_000)[0].decode())\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "ok"
