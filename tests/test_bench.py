@@ -5,6 +5,7 @@ import json
 
 from harness import Driver
 from harness.bench import distribution, race_latencies, spawn_emulator
+from harness.errors import Nak
 from harness.cli import main
 
 FAST = {"countdown_min_us": 500_000, "countdown_max_us": 500_000, "beep_interval_us": 2_000_000}
@@ -73,3 +74,19 @@ def test_distribution_percentiles():
     d = distribution(list(range(1, 1001)))
     assert (d["min"], d["p50"], d["p99"], d["max"], d["n"]) == (1, 501, 990, 1000, 1000)
     assert distribution([]) == {}
+
+
+def test_a_race_whose_press_the_device_refused_as_too_late_is_run_again(monkeypatch):
+    d = Driver.open("emu://showdown?clock=virtual")
+    real, calls = d.inject, []
+
+    def inject(*args, **kw):
+        calls.append(args)
+        if len(calls) == 1:
+            raise Nak("INJECT", "too_late", 0)     # as after a host stall longer than the margin
+        return real(*args, **kw)
+    monkeypatch.setattr(d, "inject", inject)
+    out = race_latencies(d, 3, None)
+    assert out["late_stimuli"] == 1
+    assert len(out["processing_us"]) == 3 and len(calls) == 4
+    d.close()
