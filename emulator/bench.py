@@ -95,20 +95,26 @@ def timer_floor(n: int, seed: int = 1) -> list[int]:
     import random
     import select
 
-    from .serve import SLACK, SPIN_US
+    from .clock import RealClock
+    from .serve import SLACK, SPIN_US, spin_until
     try:
         os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(10))
     except (AttributeError, OSError):
         pass
     rng = random.Random(seed)
+    clock = RealClock()
+    quiet, unused = os.pipe()       # watched while spinning, as the loop watches its ports; never readable
     late = []
-    for _ in range(n):
-        due = time.monotonic_ns() // 1000 + rng.randint(15_000, 25_000)
-        while (left := due - time.monotonic_ns() // 1000) > SPIN_US:
-            select.select([], [], [], (left - SPIN_US) * SLACK / 1e6)
-        while (now := time.monotonic_ns() // 1000) < due:
-            pass
-        late.append(now - due)
+    try:
+        for _ in range(n):
+            due = clock.now() + rng.randint(15_000, 25_000)
+            while (left := due - clock.now()) > SPIN_US:
+                select.select([quiet], [], [], (left - SPIN_US) * SLACK / 1e6)
+            spin_until(clock, due, [quiet])
+            late.append(clock.now() - due)
+    finally:
+        os.close(quiet)
+        os.close(unused)
     return late
 
 

@@ -177,3 +177,20 @@ def test_mountable_argument_parser():
     args = parser.parse_args(["showdown", "--tcp", "127.0.0.1:0", "--count", "3", "--clock", "virtual"])
     assert (args.kind, args.count, args.clock, args.tcp) == ("showdown", 3, "virtual", "127.0.0.1:0")
     assert os.environ.get("NO_SUCH") is None
+
+
+def test_spin_until_gives_way_to_bytes_that_arrive_before_the_due_time():
+    from emulator.clock import RealClock, VirtualClock
+    from emulator.serve import spin_until
+    r, w = os.pipe()
+    try:
+        os.write(w, b"x")
+        assert spin_until(VirtualClock(0), 10, [r]) is False     # would spin for ever without the byte
+        os.read(r, 1)
+        assert spin_until(VirtualClock(10), 10, [r]) is True     # due already: no wait
+        clock = RealClock()
+        due = clock.now() + 1_000
+        assert spin_until(clock, due, [r]) is True and clock.now() >= due
+    finally:
+        os.close(r)
+        os.close(w)
