@@ -23,6 +23,7 @@ so both run at real speed.
 from __future__ import annotations
 
 import argparse
+import gc
 import os
 import signal
 import sys
@@ -121,7 +122,11 @@ def run(args: argparse.Namespace) -> int:
             for device, port in server.units:
                 print(f"origin {port.name} {clock.origin_us + device.epoch - device.boot_time_us}")
             sys.stdout.flush()
-        server.run()
+        gc.freeze()     # what start-up made lives while we serve: collections need not walk it
+        try:
+            server.run()
+        finally:
+            gc.unfreeze()
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
