@@ -171,8 +171,7 @@ class Device:
     def call_at(self, t: int, fn, *args, priority=TIMER):
         """Schedule fn(t, *args) at device time t (model timers; cancelled on reset)."""
         timers = self._timers
-        handle = self.clock.call_at(t - self.boot_time_us + self.epoch, self._latched, fn, t, *args,
-                                    priority=priority)
+        handle = self.clock.call_at(self.to_clock(t), self._latched, fn, t, *args, priority=priority)
         timers.add(handle)
         if len(timers) > _TIMERS_KEPT:
             # Fired and cancelled handles stay in the set until here (a fired one has fn None too):
@@ -207,7 +206,7 @@ class Device:
         if at is None:
             at = self._stamp
             if at is None or cls in _VERDICT_CLASSES:
-                at = self.boot_time_us + self.clock.now() - self.epoch
+                at = self.now()
         if self._held is not None:
             self._held.append((cls, fields, at))
         else:
@@ -221,9 +220,7 @@ class Device:
         self._ring.append((seq, time_us, m))
         if self._drops and self._dropping(m):
             return
-        # _send inlined: every event of every race passes here
-        self.output += encode(m, self._tx_seq, time_us)
-        self._tx_seq = (self._tx_seq + 1) & 0xFFFF
+        self._send(m, time_us)
 
     def _dropping(self, m) -> bool:
         for drop in self._drops:

@@ -10,7 +10,6 @@ from binascii import crc_hqx as _crc_hqx
 
 _HEADER = struct.Struct("<BBHI")
 _CRC = struct.Struct("<H")
-_VT_SEQ_TIME = struct.Struct("<HHI")  # (version | type << 8), seq, time_us
 _HDR = cat.HEADER_SIZE
 _CRCN = cat.CRC_SIZE
 _MIN_FRAME = _HDR + _CRCN
@@ -117,20 +116,16 @@ def _regroup(mdef: cat.MessageDef, flat: tuple) -> tuple:
 # ---- compiled per-message tables (built once from the catalogue) ----------------------------------
 #
 # _ENC: message class -> (pack of header + payload, has_arrays)
-# _DEC: the first two decoded bytes read as a u16 LE (this version's version byte | type id << 8) ->
-#       (decoded length incl. CRC, payload unpack_from, message class, MessageDef if it has arrays)
+# _DEC: type id -> (decoded length incl. CRC, unpack_from of the whole frame: version, type, seq,
+#       time, payload..., CRC; message class; MessageDef if it has arrays)
 # A frame that does not match _DEC exactly (other version byte, other length, bad CRC, ...) goes the
 # slow way, through decode_raw, which classifies the error.
 _ENC: dict = {}
 _DEC: dict = {}
-_DEC_BY_TYPE: dict = {}
 for _m in cat.MESSAGES:
     _ENC[_m.cls] = (struct.Struct("<BBHI" + _m.struct.format[1:]).pack, _m.has_arrays)
-    _DEC[cat.VERSION_BYTE | (_m.id << 8)] = (_HDR + _m.size + _CRCN, _m.struct.unpack_from, _m.cls,
-                                              _m if _m.has_arrays else None)
-    # the same, by type id, unpacking seq, time and payload in one go (the fast path of StreamDecoder)
-    _DEC_BY_TYPE[_m.id] = (_HDR + _m.size + _CRCN, struct.Struct("<BBHI" + _m.struct.format[1:] + "H").unpack_from,
-                           _m.cls, _m if _m.has_arrays else None)
+    _DEC[_m.id] = (_HDR + _m.size + _CRCN, struct.Struct("<BBHI" + _m.struct.format[1:] + "H").unpack_from,
+                   _m.cls, _m if _m.has_arrays else None)
 del _m
 _VERSION = cat.VERSION_BYTE
 _tuple_new = tuple.__new__
@@ -195,17 +190,14 @@ def decode_raw(raw: bytes) -> Frame:
 def _decode_fast(raw: bytes) -> Frame | None:
     """The common case: a well-formed frame of exactly this protocol version. None otherwise
     (decode_raw then classifies the error, or accepts a newer minor version)."""
-    try:
-        vt, seq, time_us = _VT_SEQ_TIME.unpack_from(raw)
-    except struct.error:
+    entry = _DEC.get(raw[1]) if len(raw) > 1 else None
+    if entry is None or len(raw) != entry[0]:
         return None
-    entry = _DEC.get(vt)
-    if entry is None or len(raw) != entry[0] or _crc_hqx(raw[:-2], 0xFFFF) != raw[-2] | (raw[-1] << 8):
+    v = entry[1](raw)
+    if v[0] != _VERSION or _crc_hqx(raw[:-2], 0xFFFF) != v[-1]:
         return None
-    values = entry[1](raw, _HDR)
-    if entry[3] is not None:
-        values = _regroup(entry[3], values)
-    return Frame(vt & 0xFF, seq, time_us, _tuple_new(entry[2], values), raw)
+    values = v[4:-1] if entry[3] is None else _regroup(entry[3], v[4:-1])
+    return Frame(_VERSION, v[2], v[3], _tuple_new(entry[2], values), raw)
 
 
 def decode(encoded: bytes) -> Frame:
@@ -270,7 +262,7 @@ class StreamDecoder:
                 stats.dropped_bytes += len(parts[0]) + 1
                 parts[0] = b""
             append = out.append
-            cobs_decode_, dec_get, crc, new, new_frame = (_cobs_decode, _DEC_BY_TYPE.get, _crc_hqx, _tuple_new,
+            cobs_decode_, dec_get, crc, new, new_frame = (_cobs_decode, _DEC.get, _crc_hqx, _tuple_new,
                                                           object.__new__)
             good = 0
             for part in parts:
