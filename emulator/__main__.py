@@ -57,6 +57,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--realtime", action="store_true",
                         help="run the serving loop at real-time priority (SCHED_FIFO) when permitted, as a "
                              "microcontroller's timer interrupt would; falls back with a warning")
+    parser.add_argument("--no-rehearsal", action="store_true",
+                        help="spin idle before a due time instead of replaying the game on a throwaway copy to "
+                             "keep its code in the CPU's caches (emulator/rehearsal.py)")
     parser.add_argument("--print-origin", action="store_true",
                         help="after the paths, print 'origin PATH US' per unit: the host monotonic time in us "
                              "at which its device time was 0 (clock real only; for latency measurements)")
@@ -92,7 +95,7 @@ def run(args: argparse.Namespace) -> int:
     options = {k: v for k, v in (("card_capacity", args.card_capacity), ("players", args.players))
                if v is not None}
     clock = RealClock(pin_due=args.clock == "virtual")
-    server = Server(clock)
+    server = Server(clock, rehearse=not getattr(args, "no_rehearsal", False))
     try:
         devices = []
         for i in range(args.count):

@@ -133,6 +133,8 @@ class Device:
         self._reboot_pending = False
         self._stamp: int | None = None    # event time while the unit acts on one input or timer
         self._inputs = frozenset(int(i) for i in self.model_cls.INPUTS)
+        self.game_start = 0               # device time the current game began (boot or RESET new_game)
+        self.game_inputs: list[tuple[int, int, int, int]] = []   # its first input edges (emulator/rehearsal.py)
 
     # ---- life cycle ----
     def start(self) -> None:
@@ -144,6 +146,7 @@ class Device:
         self._cancel_timers()
         self._cancel_injects()
         self.epoch = self.clock.now()
+        self.game_start, self.game_inputs = self.boot_time_us, []
         self._tx_seq = 0
         self._event_seq = 0
         self._inject_id = 0
@@ -167,6 +170,10 @@ class Device:
 
     def to_clock(self, t: int) -> int:
         return t - self.boot_time_us + self.epoch
+
+    def from_clock(self, clock_us: int) -> int:
+        """Unwrapped device time at clock time clock_us."""
+        return self.boot_time_us + clock_us - self.epoch
 
     def call_at(self, t: int, fn, *args, priority=TIMER):
         """Schedule fn(t, *args) at device time t (model timers; cancelled on reset)."""
@@ -251,6 +258,8 @@ class Device:
         Returns the model's (disposition, detail)."""
         outer = self._held
         held = self._held = [] if outer is None else outer      # inside a command: its list
+        if len(self.game_inputs) < INJECT_QUEUE:
+            self.game_inputs.append((t, inp, action, value))
         mark = len(held)
         try:
             disposition, detail = self.model.on_input(t, inp, action, value)
@@ -427,6 +436,7 @@ class Device:
         old.shutdown(t)
         self.model = self.model_cls(self, **self.options)
         self.model.power_on(t)
+        self.game_start, self.game_inputs = t, []
         self.emit(msg.STATE, state=self.model.state, previous=old.state)
 
     # ---- introspection for tests and tools ----
@@ -437,6 +447,11 @@ class Device:
     @property
     def pending_injects(self) -> int:
         return len(self._injects)
+
+    def stimuli_until(self, t: int) -> list[tuple[int, int, int, int]]:
+        """Injected stimuli still pending, due at or before device time t: (at, input, action, value)."""
+        pending = (h.args for h in self._injects.values() if h.fn is not None)
+        return sorted((at, inp, action, value) for at, _sid, inp, action, value in pending if at <= t)
 
 
 _HANDLERS = {

@@ -10,6 +10,12 @@ second, short select. A virtual machine adds its own: a sleeping vCPU may be wok
 milliseconds late; measured here, waking 200 us early left the p99 of the wait
 0.3-1.1 ms late, waking 2 ms early 44-50 us (python -m emulator.bench --timer-floor).
 
+With rehearse=True (a serving process's default), the spin before a due time
+is spent replaying each unit's current game on a throwaway copy (rehearsal.py), so
+the due timer's code is in the CPU's caches when it runs: after a sleep it runs
+several times slower cold. A replay starts only while twice the median of the recent
+ones is left before the due time, and output waiting to go is written first.
+
 Each unit's byte stream is a Port. A pty keeps its slave end open in the server,
 so a client may open, close and reopen the device path without the master
 reporting a hang-up (output written while nobody listens waits in the pty, up to
@@ -29,14 +35,18 @@ import gc
 import os
 import select
 import socket
+import sys
 import termios
 import tty
+from collections import deque
 
 from . import faults as _faults
+from .rehearsal import Rehearsal
 
 SPIN_US = 2_000                # wake this long before a due time and spin the rest
 IDLE_GC_US = 20_000           # collect garbage only when nothing is due for this long
 GC_BATCH = 2_000              # ... and only once this many allocations have piled up
+REHEARSAL_FIRST_GUESS_US = 500  # how long a replay is taken to last before one has been timed
 SLACK = 0.998                 # sleep this fraction of a long wait, then wait again
 READ_SIZE = 4096
 MAX_PENDING = 256 * 1024      # output kept for a slow or absent reader; older bytes are dropped
@@ -226,8 +236,11 @@ class TcpPort(SocketPort):
 
 
 class Server:
-    def __init__(self, clock) -> None:
+    def __init__(self, clock, rehearse: bool = False) -> None:
         self.clock = clock
+        self.rehearse = rehearse
+        self.rehearsals: list = []
+        self._rehearsal_us: deque[int] = deque([REHEARSAL_FIRST_GUESS_US], maxlen=8)   # recent replay times
         self.units: list[tuple[object, Port]] = []
         self.lines: dict[Port, _faults.Line] = {}     # the faulty lines of units added with faults
         self._stopping = False
@@ -237,6 +250,8 @@ class Server:
 
     def add(self, device, port: Port, faults: _faults.FaultSpec | None = None) -> None:
         self.units.append((device, port))
+        if self.rehearse:
+            self.rehearsals.append(Rehearsal(device))
         if faults is not None:
             self.lines[port] = _faults.Line(faults, _faults.seed_text(device.seed, device.serial))
 
@@ -302,9 +317,32 @@ class Server:
                 writers[fd].flush()
             due = clock.next_due()
             if due is not None and due - clock.now() <= SPIN_US:
-                spin_until(clock, due, list(readers))
+                fds = list(readers)
+                if self.rehearsals:
+                    self._drain()
+                    self._rehearse_until(due, fds)
+                spin_until(clock, due, fds)
             clock.run_due()
         self._drain()
+
+    def _rehearse_until(self, due: int, fds: list[int]) -> None:
+        """Replay the units' games while another replay fits before due; stop when bytes arrive."""
+        clock = self.clock
+        took = self._rehearsal_us
+        # the median of the recent replays: one the machine stalled must not stop them for good
+        while due - clock.now() > 2 * sorted(took)[len(took) // 2]:
+            began = clock.now()
+            try:
+                replayed = sum(r.run(due) for r in self.rehearsals)
+            except Exception as exc:        # a replay is only ever an optimisation: never fatal to the units
+                print(f"emulator: rehearsals stopped: {exc!r}", file=sys.stderr)
+                self.rehearsals.clear()
+                return
+            if not replayed:
+                return
+            took.append(clock.now() - began)
+            if fds and select.select(fds, (), (), 0)[0]:
+                return
 
     def _drain(self) -> None:
         lines = self.lines
