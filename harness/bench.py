@@ -11,7 +11,10 @@ from clock sync, and its uncertainty is reported beside it.
 
 The floor is the same kind of link with no protocol: a child process writes stamped
 16-byte packets into a pty and this process blocks in os.read (one-way), and an echo
-child for the round trip. Ratios compare the harness with the floor of the same run.
+child for the round trip. For the one-way figures the same child writes, turn about, a
+raw packet on one pty and a protocol event frame on another, which the harness reads;
+so each harness sample is taken 2 ms after its floor sample, on the same machine.
+Ratios compare the harness with the floor of the same run.
 Under the device's processing lies a floor of its own: how late the emulator's serving
 loop wakes for a due time when it has no work at all (python -m emulator.bench
 --timer-floor), also measured in the run.
@@ -68,52 +71,35 @@ def _pty_pair() -> tuple[int, int]:
     return master, slave
 
 
-def floor_one_way(samples: int, interval_us: int = 2000) -> list[int]:
-    master, slave = _pty_pair()
-    child = subprocess.Popen([sys.executable, "-m", "harness.floor", "emit", str(master), str(samples),
-                              str(interval_us)], pass_fds=(master,))
-    os.close(master)
-    out = []
-    buf = b""
-    try:
-        while len(out) < samples:
-            data = os.read(slave, 4096)
-            now = time.monotonic_ns() // 1000
-            buf += data
-            while len(buf) >= 16:
-                (ts,) = struct.unpack_from("<Q", buf)
-                buf = buf[16:]
-                out.append(now - ts)
-    finally:
-        child.wait(timeout=30)
-        os.close(slave)
-    return out
-
-
-def harness_one_way(samples: int, interval_us: int = 2000) -> tuple[list[int], list[int]]:
-    """The harness's own cost on the same link: a child writes protocol event frames,
-    stamped just before os.write; the driver's wait_for delivers them. Returns the
-    (read, delivered) latencies in us."""
+def one_way(samples: int, interval_us: int = 2000) -> tuple[list[int], list[int], list[int]]:
+    """One way on a pty, raw and through the harness, turn about (python -m harness.floor paired).
+    Returns the latencies in us of: the raw floor (os.read returned - write), the harness's
+    read stamp (Frame.host_us - write), and delivery (wait_for returned - write)."""
     from .links import FdLink
-    master, slave = _pty_pair()
-    base = time.monotonic_ns() // 1000
-    child = subprocess.Popen([sys.executable, "-m", "harness.floor", "frames", str(master), str(samples),
-                              str(interval_us), str(base)], pass_fds=(master,))
-    os.close(master)
-    d = Driver(FdLink("pty-pair", fd=slave))
+    raw_master, raw_slave = _pty_pair()
+    frame_master, frame_slave = _pty_pair()
+    child = subprocess.Popen([sys.executable, "-m", "harness.floor", "paired", str(raw_master), str(frame_master),
+                              str(samples), str(interval_us)], pass_fds=(raw_master, frame_master),
+                             stdout=subprocess.PIPE, text=True)
+    os.close(raw_master)
+    os.close(frame_master)
+    d = Driver(FdLink("pty-pair", fd=frame_slave))
     d.expect_events_from(0)
-    read, delivered = [], []
+    floor, got = [], []
     try:
         for _ in range(samples):
+            data = os.read(raw_slave, 16)
+            now = time.monotonic_ns() // 1000
+            while len(data) < 16:
+                data += os.read(raw_slave, 16 - len(data))
+            floor.append(now - struct.unpack_from("<Q", data)[0])
             f = d.wait_for(lambda f: f.msg.NAME == "SD_BEEP", 10_000_000, "a stamped frame")
-            got = time.monotonic_ns() // 1000
-            written = f.dev_us + base
-            read.append(f.host_us - written)
-            delivered.append(got - written)
+            got.append((f.msg.event_seq, f.host_us, time.monotonic_ns() // 1000))
     finally:
-        child.wait(timeout=30)
-        os.close(slave)
-    return read, delivered
+        written = [int(v) for v in child.communicate(timeout=30)[0].split()]
+        os.close(raw_slave)
+        os.close(frame_slave)
+    return (floor, [host - written[seq] for seq, host, _ in got], [now - written[seq] for seq, _, now in got])
 
 
 def floor_timer(samples: int) -> list[int]:
@@ -203,13 +189,14 @@ def run_bench(url: str | None, races: int) -> dict:
             d.sync_clock(32)
             lat = race_latencies(d, races, origin)
             clock = d.clock.estimate.as_dict()
-        # Floor and harness alternate in batches, so both see the same machine.
+        # Floor and harness alternate sample by sample, the timer floor in batches between,
+        # so all of them see the same machine.
         n = max(200, races)
         batch = 100
         floor, h_read, h_delivered, timer = [], [], [], []
         for _ in range(0, n, batch):
-            floor += floor_one_way(batch)
-            r, dl = harness_one_way(batch)
+            f, r, dl = one_way(batch)
+            floor += f
             h_read += r
             h_delivered += dl
             timer += floor_timer(batch)

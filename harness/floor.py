@@ -1,15 +1,18 @@
 """The raw floor of a pty: what the same kind of link costs with no protocol at all.
 
-python -m harness.floor emit FD N INTERVAL_US   write N stamped 16-byte packets, one every INTERVAL_US
-python -m harness.floor echo FD                  echo every byte read until EOF
-python -m harness.floor frames FD N INTERVAL_US BASE_US
-                                                 write N protocol event frames, each stamped
-                                                 (header time = monotonic us - BASE_US) just
-                                                 before its os.write
+python -m harness.floor paired RAW_FD FRAME_FD N INTERVAL_US
+        N times, INTERVAL_US apart each: a 16-byte packet stamped with the time of its
+        write on RAW_FD, then a protocol event frame (SD_BEEP, event_seq 0, 1, ...) on
+        FRAME_FD; at the end, one line per frame: the monotonic us just before its write
+python -m harness.floor echo FD
+        echo every byte read until EOF
 
-The writer stamps each packet with time.monotonic_ns() // 1000 just before os.write;
-the reader (the benchmark) blocks in os.read and subtracts, so the one-way figure
-needs no clock sync: both ends read the same CLOCK_MONOTONIC.
+The reader (the benchmark) blocks in os.read on one pty and in the harness's driver
+on the other, turn about, so each floor sample and the harness sample after it see
+the same machine. Both ends read the same CLOCK_MONOTONIC, so no clock sync is
+needed. A frame cannot carry the time of its own write (encoding it comes after the
+stamp, and right after a sleep that alone takes ~30 us on this VM), so the frame
+write times are reported at the end.
 """
 from __future__ import annotations
 
@@ -21,18 +24,17 @@ import time
 PACKET = struct.Struct("<Q8x")
 
 
-def emit(fd: int, n: int, interval_us: int) -> None:
-    for _ in range(n):
-        time.sleep(interval_us / 1e6)
-        os.write(fd, PACKET.pack(time.monotonic_ns() // 1000))
-
-
-def frames(fd: int, n: int, interval_us: int, base_us: int) -> None:
+def paired(raw_fd: int, frame_fd: int, n: int, interval_us: int) -> None:
     from protocol import encode, msg
+    written = []
     for i in range(n):
         time.sleep(interval_us / 1e6)
-        t = time.monotonic_ns() // 1000 - base_us
-        os.write(fd, encode(msg.SD_BEEP(event_seq=i & 0xFFFF, index=i & 0xFFFF), i & 0xFFFF, t & 0xFFFFFFFF))
+        os.write(raw_fd, PACKET.pack(time.monotonic_ns() // 1000))
+        time.sleep(interval_us / 1e6)
+        data = encode(msg.SD_BEEP(event_seq=i & 0xFFFF, index=i & 0xFFFF), i & 0xFFFF, 0)
+        written.append(time.monotonic_ns() // 1000)
+        os.write(frame_fd, data)
+    print("\n".join(map(str, written)))
 
 
 def echo(fd: int) -> None:
@@ -48,12 +50,10 @@ def echo(fd: int) -> None:
 
 def main(argv: list[str]) -> int:
     mode, fd = argv[0], int(argv[1])
-    if mode == "emit":
-        emit(fd, int(argv[2]), int(argv[3]))
+    if mode == "paired":
+        paired(fd, int(argv[2]), int(argv[3]), int(argv[4]))
     elif mode == "echo":
         echo(fd)
-    elif mode == "frames":
-        frames(fd, int(argv[2]), int(argv[3]), int(argv[4]))
     else:
         print(f"unknown mode {mode!r}", file=sys.stderr)
         return 2
