@@ -133,8 +133,13 @@ class Device:
         self._reboot_pending = False
         self._stamp: int | None = None    # event time while the unit acts on one input or timer
         self._inputs = frozenset(int(i) for i in self.model_cls.INPUTS)
-        self.game_start = 0               # device time the current game began (boot or RESET new_game)
-        self.game_inputs: list[tuple[int, int, int, int]] = []   # its first input edges (emulator/rehearsal.py)
+        # The current game, for rehearsals (emulator/rehearsal.py): when it began and its first
+        # input edges. A game begins at boot, at RESET new_game, and at an edge that finds the unit
+        # idle (IDLE_STATES) after an edge of the game found it playing.
+        self.game_start = 0
+        self.game_inputs: list[tuple[int, int, int, int]] = []
+        self._game_playing = False
+        self._idle_states = frozenset(self.model_cls.IDLE_STATES)
 
     # ---- life cycle ----
     def start(self) -> None:
@@ -146,7 +151,7 @@ class Device:
         self._cancel_timers()
         self._cancel_injects()
         self.epoch = self.clock.now()
-        self.game_start, self.game_inputs = self.boot_time_us, []
+        self.game_start, self.game_inputs, self._game_playing = self.boot_time_us, [], False
         self._tx_seq = 0
         self._event_seq = 0
         self._inject_id = 0
@@ -258,6 +263,10 @@ class Device:
         Returns the model's (disposition, detail)."""
         outer = self._held
         held = self._held = [] if outer is None else outer      # inside a command: its list
+        if self.model.state not in self._idle_states:
+            self._game_playing = True
+        elif self._game_playing:
+            self.game_start, self.game_inputs, self._game_playing = t, [], False
         if len(self.game_inputs) < INJECT_QUEUE:
             self.game_inputs.append((t, inp, action, value))
         mark = len(held)
@@ -436,7 +445,7 @@ class Device:
         old.shutdown(t)
         self.model = self.model_cls(self, **self.options)
         self.model.power_on(t)
-        self.game_start, self.game_inputs = t, []
+        self.game_start, self.game_inputs, self._game_playing = t, [], False
         self.emit(msg.STATE, state=self.model.state, previous=old.state)
 
     # ---- introspection for tests and tools ----

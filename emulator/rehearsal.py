@@ -8,13 +8,15 @@ is benchmarked on: a Showdown's path from an injected press to its verdict took 
 bench` showed verdict processing at p50 95-105 us without rehearsals, 38-48 us with.
 
 So in the stretch before a due time, which the loop would otherwise spend spinning, a
-throwaway copy of the unit replays the current game: RESET new_game, then the game's
-input edges and the stimuli injected up to the due time, each as an INJECT frame
+throwaway copy of the unit replays the current game (device.py: a game begins at
+boot, at RESET new_game, and at the first input edge that finds the unit idle again
+after it played): RESET new_game, then the game's input edges and the stimuli injected up to the due time, each as an INJECT frame
 through the copy's own byte interface, then the copy's own virtual clock runs to just
 past the due time. The copy shares code and configuration with the served unit and
 nothing else; its output is thrown away. It is not a twin (its random draws are its
 own), so it warms the paths the game takes rather than predicting what the unit will
-do. A game longer than INJECT_QUEUE edges is replayed from its start, that far.
+do. A game longer than INJECT_QUEUE edges is replayed from its start that far (a long
+Flash game, say), which warms less of what comes next.
 """
 from __future__ import annotations
 

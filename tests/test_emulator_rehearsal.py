@@ -170,3 +170,27 @@ def test_every_unit_kind_replays_its_game(kind, edges):
     assert r.run(link.clock.now() + 1)
     seen = [(e.input, e.action, e.value) for e in copy_events(r) if e.NAME == "INPUT_SEEN"]
     assert seen == edges
+
+
+def test_races_without_a_reset_are_games_of_their_own():
+    """A game begins again at the first edge that finds the unit idle after it played, so a unit
+    raced over and over without RESET is rehearsed on its current race, not its first 16 edges."""
+    link, p = unit()
+    for i in range(6):
+        p.request(msg.INPUT(LOAD, PRESS, 1))
+        now = link.device.now()
+        p.request(msg.INJECT(wrap(now + 10), TIMER, PRESS, 0))
+        p.request(msg.INJECT(wrap(now + 10 + COUNTDOWN + (100_000 if i % 2 else -100_000)), A, PRESS, 0))
+        if i == 5:
+            break
+        p.wait_event("SD_VERDICT", 10_000_000)
+        p.run_for(1_000)
+    d = link.device
+    assert d.game_start == now and [e[1] for e in d.game_inputs] == [LOAD]
+    r = Rehearsal(d)
+    p.run_for(11)                                  # TIMER: the countdown runs; next due: green
+    assert [e[1] for e in d.game_inputs] == [LOAD, TIMER]
+    press = now + 10 + COUNTDOWN + 100_000
+    assert r.run(link.clock.next_due()) and r.run(d.to_clock(press + 1_000))    # the tie window ends
+    verdict = [e for e in copy_events(r) if e.NAME == "SD_VERDICT"][-1]
+    assert (verdict.reason, verdict.reaction_a_us) == (R.first_press, 100_000)
