@@ -171,7 +171,7 @@ class Device:
     # ---- time ----
     def now(self) -> int:
         """Unwrapped device time."""
-        return self.boot_time_us + self.clock.now() - self.epoch
+        return self.from_clock(self.clock.now())
 
     def to_clock(self, t: int) -> int:
         return t - self.boot_time_us + self.epoch
@@ -310,7 +310,7 @@ class Device:
         arrived = self.clock.now()
         try:
             for item in self.decoder.feed(data):
-                t = self._stamp = self.boot_time_us + arrived - self.epoch     # a reboot moves the epoch
+                t = self._stamp = self.from_clock(arrived)     # per frame: a reboot moves the epoch
                 if item.__class__ is FrameError:
                     self._frame_error(item)
                 else:

@@ -4,15 +4,15 @@ A served unit sleeps in select() until shortly before its next due time (serve.p
 a virtual machine the sleeping vCPU's caches fill with its neighbours' data, and the
 code that then runs the due timer runs cold. Measured on the 2-core VM this project
 is benchmarked on: a Showdown's path from an injected press to its verdict took about
-100 us after a 20 ms sleep and about 25 us right after the same code had run; `unohil
-bench` showed verdict processing at p50 95-105 us without rehearsals, 38-48 us with.
+100 us after a 20 ms sleep and about 25 us right after the same code had run; served
+over a pty, verdict processing measured p50 95-109 us without rehearsals, 24-35 us with.
 
 So in the stretch before a due time, which the loop would otherwise spend spinning, a
 throwaway copy of the unit replays the current game (device.py: a game begins at
 boot, at RESET new_game, and at the first input edge that finds the unit idle again
-after it played): RESET new_game, then the game's input edges and the stimuli injected up to the due time, each as an INJECT frame
-through the copy's own byte interface, then the copy's own virtual clock runs to just
-past the due time. The copy shares code and configuration with the served unit and
+after it played): RESET new_game, then the game's input edges and the stimuli
+injected up to the due time, each as an INJECT frame through the copy's own byte
+interface; then the copy's own virtual clock runs to just past the due time. The copy shares code and configuration with the served unit and
 nothing else; its output is thrown away. It is not a twin (its random draws are its
 own), so it warms the paths the game takes rather than predicting what the unit will
 do. A game longer than INJECT_QUEUE edges is replayed from its start that far (a long
