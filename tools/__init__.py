@@ -1,0 +1,1 @@
+"""Development tools: generators of the checked-in artefacts and measuring scripts (not shipped)."""

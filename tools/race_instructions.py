@@ -1,0 +1,63 @@
+"""CPU instructions per virtual-clock Showdown race through codec, driver and emulator.
+
+    python -m tools.race_instructions [--races N]
+
+Runs the race of tests/test_bench.py under `valgrind --tool=callgrind` twice, with N and 2N
+races, and reports the difference divided by N: start-up and imports cancel out, so the figure
+is repeatable whatever else the machine is doing.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+FAST = {"countdown_min_us": 500_000, "countdown_max_us": 500_000, "beep_interval_us": 2_000_000}
+
+
+def races(n: int) -> None:
+    from harness import Driver
+    d = Driver.open("emu://showdown?clock=virtual")
+    d.apply_config(FAST)
+    for _ in range(n):
+        d.reset("new_game")
+        d.input("load_cards", value=2)
+        d.input("timer")
+        green = d.wait_for(lambda f: f.msg.NAME == "SD_GREEN", 5_000_000, "green")
+        d.inject(green.dev_us + 180_000, "paddle_a")
+        v = d.wait_for(lambda f: f.msg.NAME == "SD_VERDICT", 5_000_000, "verdict")
+        assert v.msg.reaction_a_us == 180_000
+    d.close()
+
+
+def instructions(n: int) -> int:
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "cg.out")
+        subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", sys.executable,
+                        "-m", "tools.race_instructions", "--inner", str(n)],
+                       check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        with open(out) as fh:
+            text = fh.read()
+    m = re.search(r"^summary:\s+(\d+)", text, re.M) or re.search(r"^totals:\s+(\d+)", text, re.M)
+    return int(m.group(1))
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--races", type=int, default=200)
+    ap.add_argument("--inner", type=int, help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.inner is not None:
+        races(args.inner)
+        return 0
+    one, two = instructions(args.races), instructions(2 * args.races)
+    print(f"{(two - one) / args.races / 1e6:.3f}M instructions per race "
+          f"({args.races} vs {2 * args.races} races: {one} and {two} instructions)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
