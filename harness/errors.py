@@ -1,11 +1,45 @@
-"""Errors a user or a device can cause. Each says what went wrong, where, and what to do."""
+"""The one tree of errors a user or a device can cause. Each says what went wrong, where, and what to do.
+
+The command line maps them to exit statuses in one place (cli/app.py): a HarnessError that
+escapes a command is a usage, validation or connection problem (exit 2); verdicts on a unit
+are results, not errors, and never raised.
+"""
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 
 class HarnessError(Exception):
-    """Base class; exit_code is what the CLI exits with."""
+    """Base class of everything the harness reports as one clear message."""
 
-    exit_code = 2
+
+@dataclass(frozen=True)
+class Problem:
+    """One problem at one place in a user's file."""
+    file: str
+    line: int
+    col: int
+    key: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}:{self.col}: {self.key}: {self.message}"
+
+
+class ScenarioError(HarnessError):
+    """One or more problems in scenario files; str() lists them all."""
+
+    def __init__(self, problems: list[Problem]):
+        self.problems = problems
+        super().__init__("\n".join(str(p) for p in problems))
+
+    def print(self, tail: str = "", file=None) -> None:
+        """Every problem on its own line, then a count (and tail), to stderr by default."""
+        import sys
+        out = sys.stderr if file is None else file
+        for p in self.problems:
+            print(str(p), file=out)
+        print(f"{len(self.problems)} problem(s){tail}", file=out)
 
 
 class DeviceURLError(HarnessError):
@@ -16,10 +50,24 @@ class DeviceMismatch(HarnessError):
     """The device answered, but it is not what was asked for (kind, protocol version)."""
 
 
+class OutputError(HarnessError):
+    """A results file or trace directory that cannot be written."""
+
+
+class SelectionError(HarnessError):
+    """A -k expression that does not parse."""
+
+
+class PoolExhausted(HarnessError):
+    """No device of the pool is free for this process."""
+
+
+class ConformError(HarnessError):
+    """A conformance run that could not start: no answer, or not a unit."""
+
+
 class LinkError(HarnessError):
     """The link failed under us: closed, unplugged, or too corrupt to trust."""
-
-    exit_code = 3
 
 
 class LinkClosed(LinkError):
@@ -45,8 +93,6 @@ class DeviceReset(LinkError):
 
 class Nak(HarnessError):
     """The device refused a command."""
-
-    exit_code = 1
 
     def __init__(self, command: str, error: str, detail: int = 0):
         super().__init__(f"{command} refused by the device: {error} (detail {detail})")

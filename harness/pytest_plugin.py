@@ -15,10 +15,14 @@ from pathlib import Path
 import pytest
 import yaml
 
-from .pool import DevicePool
-from .runner import PASS, Runner, ScenarioResult
-from .scenario import ScenarioError, loads
-from .units import TAGS, UNITS
+from harness.errors import HarnessError, ScenarioError
+from harness.outcome import Outcome
+from harness.run.pool import DevicePool
+from harness.run.results import ScenarioResult, failure_lines
+from harness.run.runner import Runner
+from harness.scenarios.load import loads
+from harness.scenarios.units import TAGS, UNITS
+from harness.session.prepare import prepare
 
 
 def pytest_addoption(parser):
@@ -105,42 +109,22 @@ class ScenarioItem(pytest.Item):
         self.user_properties.append(("device", res.device))
         for key, stats in res.latency_summary().items():
             self.user_properties.append((f"{key}_p50", stats["p50"]))
-        if res.status == "skipped":
+        if res.status is Outcome.SKIP:
             pytest.skip(res.error)
-        if res.status != PASS:
+        if res.status is not Outcome.PASS:
             raise ScenarioFailed(res)
 
     def repr_failure(self, excinfo):
         if isinstance(excinfo.value, ScenarioFailed):
-            return _describe(excinfo.value.result)
+            return "\n".join(failure_lines(excinfo.value.result, max_races=len(excinfo.value.result.races), trace_tail=20))
         if isinstance(excinfo.value, ScenarioCollectError):
             return str(excinfo.value)
-        from .errors import HarnessError
         if isinstance(excinfo.value, HarnessError):
             return f"{type(excinfo.value).__name__}: {excinfo.value}"
         return super().repr_failure(excinfo)
 
     def reportinfo(self):
         return self.path, self.scenario.line - 1, f"scenario: {self.name}"
-
-
-def _describe(res: ScenarioResult) -> str:
-    sc = res.scenario
-    lines = [f"{sc.file}:{sc.line}: scenario {sc.name!r} on {res.device}: {res.status}"]
-    for r in res.races:
-        if r.status == PASS:
-            continue
-        env = ", ".join(f"{k}={v}" for k, v in r.env.items() if k != "race")
-        lines.append(f"race {r.index}{' (' + env + ')' if env else ''}: {r.status}")
-        if r.error:
-            lines.append(f"  {r.error}")
-        lines += [f"  - {f}" for f in r.failures]
-        if r.events:
-            lines.append("  trace (device us from race start):")
-            for e in r.events[-20:]:
-                fields = " ".join(f"{k}={v}" for k, v in e["fields"].items())
-                lines.append(f"    {e['t_us']:>10}  {e['event']:<18} {fields}")
-    return "\n".join(lines)
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -167,10 +151,7 @@ def device_pool(request) -> DevicePool:
 
 def _driver(request, kind: str):
     d = request.config._unohil_pool.get(kind)
-    if d.reset_detected is not None:
-        d.reconnect()
-    d.reset("new_game")
-    d.inbox.clear()
+    prepare(d)
     return d
 
 

@@ -4,7 +4,7 @@ Nothing here asserts a wall-clock time except the targets, checked only when ben
 import json
 
 from harness import Driver
-from harness.bench import distribution, race_latencies, spawn_emulator
+from harness.bench.latency import distribution, race_latencies, spawn_emulator
 from harness.errors import Nak
 from harness.cli import main
 

@@ -9,7 +9,8 @@ import pytest
 from emulator.device import ERROR, Device
 from emulator.inprocess import VirtualLink
 from emulator.usb_backend import EmulatedBackend
-from harness import cli, conform, usb_link
+from harness import cli, conform
+from harness.links import usb as usb_link
 from protocol import StreamDecoder, encode, msg
 
 # Findings a real-clock run is allowed to report: none.

@@ -15,8 +15,8 @@ from harness import DeviceURLError, Driver
 from harness.cli import main
 from harness.errors import CommandTimeout, LinkError
 from harness.links import open_link
-from harness.runner import Runner
-from harness.scenario import load_paths, loads
+from harness.run.runner import Runner
+from harness.scenarios.load import load_paths, loads
 from protocol import StreamDecoder, catalogue as cat, msg as M
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -175,7 +175,7 @@ def test_bad_urls_give_one_clear_error(url, words):
 def test_open_error_explanations_for_permission_and_busy():
     import errno
     import serial
-    from harness.links import _explain_open_error
+    from harness.links.serial import _explain_open_error
     e = serial.SerialException(errno.EACCES, "could not open port /dev/ttyACM0: [Errno 13] Permission denied")
     assert "dialout" in _explain_open_error("/dev/ttyACM0", e)
     e = serial.SerialException(errno.EBUSY, "Could not exclusively lock port /dev/ttyACM0")

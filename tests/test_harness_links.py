@@ -87,7 +87,7 @@ class _CountingReads:
     """os.read as FdLink sees it, counted."""
 
     def __init__(self, monkeypatch):
-        import harness.links as links
+        import harness.links.fd as links
         self.calls = 0
         real = os.read
 

@@ -8,8 +8,8 @@ import pytest
 
 from harness import Driver
 from harness.cli import main
-from harness.runner import Runner
-from harness.scenario import ScenarioError, load_paths, loads
+from harness.run.runner import Runner
+from harness.scenarios.load import ScenarioError, load_paths, loads
 
 ROOT = Path(__file__).resolve().parent.parent
 LIBRARY = ROOT / "fixtures" / "scenarios"
@@ -249,7 +249,7 @@ def test_host_timed_mode_skips_exact_scenarios_and_reports_timing_error(tmp_path
     assert main(["run", str(LIBRARY / "showdown"), "-q", "--host-timed", "--json", str(out)]) == 0
     doc = json.loads(out.read_text())
     statuses = {s["name"]: s["status"] for s in doc["scenarios"]}
-    assert statuses["press 1 us before green is a false start"] == "skipped"
+    assert statuses["press 1 us before green is a false start"] == "skip"
     assert statuses["clean win for A"] == "pass"
     timed = [s for s in doc["scenarios"] if s["mode"] == "host-timed" and s["status"] == "pass"]
     assert timed and all(s["latency"]["timing_error_us"]["max"] == 0 for s in timed)

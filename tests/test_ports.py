@@ -6,8 +6,9 @@ import threading
 import pytest
 
 from emulator.usb_backend import EmulatedBackend
-from harness import cli, usb_link
-from harness.ports import scan
+from harness import cli
+from harness.links import usb as usb_link
+from harness.links.ports import scan
 
 
 @pytest.fixture
@@ -48,7 +49,7 @@ def test_an_emulated_unit_on_a_pty_answers(emulator_process, tmp_path, capsys):
 
 
 def test_silent_ports_are_no_answer_and_probed_in_parallel(silent_pty, monkeypatch):
-    import harness.ports as ports_mod
+    import harness.links.ports as ports_mod
     paths = [silent_pty() for _ in range(4)]
     order: list[tuple[str, str]] = []
     lock = threading.Lock()

@@ -151,7 +151,7 @@ def test_xdist_workers_each_own_a_device(pytester):
 def test_xdist_workers_find_no_free_device_and_fail_clearly(pytester):
     """The pool's only device is claimed elsewhere (here by this process, for as long as the run
     lasts), so every worker that needs it fails with the reason, whatever the scheduling."""
-    from harness.pool import DevicePool
+    from harness.run.pool import DevicePool
     url = "emu://showdown?serial=7"
     holder = DevicePool([url], owner="the test itself")
     holder.get("showdown")

@@ -14,9 +14,10 @@ import usb.util
 
 import protocol
 from emulator.usb_backend import EP_IN, EP_OUT, EmulatedBackend
-from harness import DeviceURLError, Driver, LinkClosed, cli, usb_link
-from harness.runner import Runner
-from harness.scenario import load_paths
+from harness import DeviceURLError, Driver, LinkClosed, cli
+from harness.links import usb as usb_link
+from harness.run.runner import Runner
+from harness.scenarios.load import load_paths
 from protocol import StreamDecoder, encode, msg
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -3,13 +3,10 @@ from __future__ import annotations
 
 import re
 
-from .errors import HarnessError
+from harness.errors import SelectionError
 
 _TOKEN = re.compile(r"\(|\)|[^\s()]+")
 
-
-class SelectionError(HarnessError):
-    pass
 
 
 def matcher(expression: str):

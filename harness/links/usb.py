@@ -25,8 +25,8 @@ import os
 import time
 from urllib.parse import urlsplit
 
-from .errors import DeviceURLError, LinkClosed, LinkError
-from .links import query_options, register_scheme
+from harness.errors import DeviceURLError, LinkClosed, LinkError
+from harness.links import query_options, register_scheme
 
 DEFAULT_VID = 0x1209
 DEFAULT_PID = 0x0001
@@ -249,7 +249,7 @@ def _explain(where: str, exc, vid: int, pid: int) -> str:
 
 
 class UsbLink:
-    """The byte stream over one unit's bulk endpoints (the Link interface of harness/links.py)."""
+    """The byte stream over one unit's bulk endpoints (the Link interface of harness/links/__init__.py)."""
 
     virtual = False
 

@@ -15,12 +15,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from .driver import Driver
-from .errors import HarnessError
+from harness.session.driver import Driver
+from harness.errors import PoolExhausted
 
-
-class PoolExhausted(HarnessError):
-    pass
 
 
 LOCK_DIR = Path(tempfile.gettempdir()) / "unohil-locks"

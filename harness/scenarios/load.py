@@ -6,9 +6,7 @@ anything runs. The format is documented in docs/scenarios.md.
 """
 from __future__ import annotations
 
-import ast
 import itertools
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -16,139 +14,13 @@ import yaml
 
 from protocol import catalogue as cat
 
-from . import expr
-from .units import TAGS, UNITS, UnitVocab
+from harness.errors import Problem, ScenarioError
+from harness.scenarios import expr
+from harness.scenarios.model import EventPattern, Expectation, Matcher, Scenario, Step, TimeSpec
+from harness.scenarios.units import TAGS, UNITS, UnitVocab
 
 BUILTIN_ANCHORS = ("start", "previous")
 DEFAULT_TIMEOUT_US = 30_000_000
-
-
-@dataclass(frozen=True)
-class Problem:
-    file: str
-    line: int
-    col: int
-    key: str
-    message: str
-
-    def __str__(self) -> str:
-        return f"{self.file}:{self.line}:{self.col}: {self.key}: {self.message}"
-
-
-class ScenarioError(Exception):
-    """One or more problems in scenario files; str() lists them all."""
-
-    exit_code = 2
-
-    def __init__(self, problems: list[Problem]):
-        self.problems = problems
-        super().__init__("\n".join(str(p) for p in problems))
-
-    def print(self, tail: str = "", file=None) -> None:
-        """Every problem on its own line, then a count (and tail), to stderr by default."""
-        import sys
-        out = sys.stderr if file is None else file
-        for p in self.problems:
-            print(str(p), file=out)
-        print(f"{len(self.problems)} problem(s){tail}", file=out)
-
-
-@dataclass(frozen=True)
-class TimeSpec:
-    anchor: str
-    offset: ast.expr
-    text: str
-    next: bool = False      # "next green": the first occurrence at or after the previous step's time
-
-    def resolve(self, anchors: dict[str, int], env: dict[str, int]) -> int:
-        return anchors[self.anchor] + expr.evaluate(self.offset, env)
-
-
-@dataclass(frozen=True)
-class Matcher:
-    """Expected value of one field: exact, one of, range, or value with tolerance."""
-
-    kind: str
-    values: tuple = ()
-    lo: int | None = None
-    hi: int | None = None
-    label: str = ""
-
-    def check(self, v: Any) -> bool:
-        if self.kind == "eq":
-            return v == self.values[0]
-        if self.kind == "any":
-            return v in self.values
-        return (self.lo is None or v >= self.lo) and (self.hi is None or v <= self.hi)
-
-    def describe(self) -> str:
-        return self.label
-
-
-@dataclass(frozen=True)
-class EventPattern:
-    name: str
-    fields: dict[str, Matcher]
-    text: str
-
-
-@dataclass
-class Step:
-    action: str
-    input: int | None
-    action_edge: str              # press | release | none
-    value: int
-    at: TimeSpec
-    times: int = 1
-    every: ast.expr | None = None
-    hold_for: ast.expr | None = None
-    expect: str | None = None     # acted | reported | refused
-    error: int | None = None
-    line: int = 0
-    text: str = ""
-
-
-@dataclass
-class Expectation:
-    when: ast.expr | None = None
-    when_text: str = ""
-    verdicts: list[dict[str, Matcher]] = field(default_factory=list)
-    events: list[EventPattern] = field(default_factory=list)
-    absent: list[str] = field(default_factory=list)
-    count: dict[str, Matcher] = field(default_factory=dict)
-    latency: dict[str, Matcher] = field(default_factory=dict)
-    reaction: dict[str, Matcher] = field(default_factory=dict)
-
-
-@dataclass
-class Scenario:
-    name: str
-    file: str
-    line: int
-    unit: str
-    tags: tuple[str, ...]
-    seed: int | None
-    config: dict[str, int]
-    races: list[dict[str, int]]     # one environment of sweep variables per race
-    steps: list[Step]
-    expectations: list[Expectation]
-    end: TimeSpec | None
-    timeout_us: int
-    description: str = ""
-    timing: str = "any"            # "exact": needs test mode (stimuli at exact device times)
-    min_verdicts: int = 0          # wait for at least this many verdicts even with no verdict expectation
-
-    def with_races(self, races: list[dict[str, int]]) -> "Scenario":
-        from dataclasses import replace
-        return replace(self, races=races)
-
-    @property
-    def verdict_count(self) -> int:
-        return max([self.min_verdicts] + [len(e.verdicts) for e in self.expectations])
-
-    @property
-    def id(self) -> str:
-        return f"{Path(self.file).stem}::{self.name}"
 
 
 LATENCY_METRICS = ("device_us", "inherent_us", "processing_us", "host_us", "host_processing_us")

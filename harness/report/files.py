@@ -5,11 +5,7 @@ import os
 import tempfile
 from pathlib import Path
 
-from .errors import HarnessError
-
-
-class OutputError(HarnessError):
-    pass
+from harness.errors import OutputError
 
 
 def check_writable(path: str | os.PathLike, what: str, directory: bool = False) -> Path:

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 from urllib.parse import urlsplit
 
-from .errors import DeviceURLError, LinkClosed
-from .links import FdLink, query_options, register_scheme
+from harness.errors import DeviceURLError, LinkClosed
+from harness.links import query_options, register_scheme
+from harness.links.fd import FdLink
 
 KINDS = ("showdown", "flash", "launcher")
 DEFAULT_URL = "emu://showdown?clock=virtual"

@@ -14,10 +14,10 @@ import protocol
 from protocol import Frame, FrameError, StreamDecoder, Unwrapper, catalogue as cat, devtime
 from protocol import msg as M
 
-from .clocksync import ClockEstimate, ClockSync, SyncSample
-from .errors import CommandTimeout, DeviceMismatch, DeviceReset, LinkClosed, LinkError, Nak, WaitTimeout
-from .health import LinkHealth
-from .links import Link, open_link
+from harness.session.clocksync import ClockEstimate, ClockSync, SyncSample
+from harness.errors import CommandTimeout, DeviceMismatch, DeviceReset, LinkClosed, LinkError, Nak, WaitTimeout
+from harness.session.health import LinkHealth
+from harness.links import Link, open_link
 
 KIND_NAMES = {v: k for k, v in cat.ENUM_VALUES["unit_kind"].items()}
 ERROR_NAMES = {v: k for k, v in cat.ENUM_VALUES["error"].items()}
@@ -86,7 +86,7 @@ class Driver:
         trace = None
         try:
             if trace_dir is not None:
-                from .trace import TraceWriter
+                from harness.session.trace import TraceWriter
                 trace = TraceWriter(trace_dir, url.replace("://", "_").replace("/", "_"))
             drv = cls(link, trace=trace, **kw)
             drv.hello(expect_kind=kind)

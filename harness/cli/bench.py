@@ -1,0 +1,28 @@
+"""unohil bench: adjudication latency against the raw floor of the link, measured in one run."""
+from __future__ import annotations
+
+from rich.console import Console
+
+from harness.bench.latency import print_report, run_bench
+from harness.cli.exit import Exit
+from harness.report.files import check_writable
+from harness.report.results_json import write_json
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser("bench", help="adjudication latency against the raw floor of the link, in one run")
+    p.add_argument("--device", metavar="URL", default=None,
+                   help="a Showdown unit (default: an emulator in another process on a pty, real clock)")
+    p.add_argument("--races", type=int, default=300, metavar="N")
+    p.add_argument("--json", metavar="FILE")
+    p.set_defaults(func=main)
+
+
+def main(args) -> int:
+    if args.json:
+        check_writable(args.json, "--json")
+    result = run_bench(args.device, args.races)
+    print_report(result, Console(highlight=False))
+    if args.json:
+        write_json(args.json, result)
+    return Exit.OK

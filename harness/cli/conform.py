@@ -1,0 +1,88 @@
+"""unohil conform: the firmware acceptance run on one device, with its reports."""
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from rich.console import Console
+
+from harness.cli.exit import Exit
+from harness.conform import CheckResult, Conformance
+from harness.errors import ConformError, ScenarioError
+from harness.links import open_link
+from harness.outcome import Outcome, tally
+from harness.report.console import conform_table
+from harness.report.files import check_writable, write_atomic
+from harness.report.junit import junit_xml
+from harness.scenarios.load import load_paths
+from harness.scenarios.selection import matcher
+
+MARK = {Outcome.PASS: "[green]pass[/]", Outcome.FAIL: "[red]FAIL[/]", Outcome.SKIP: "[dim]skip[/]",
+        Outcome.ERROR: "[red]ERROR[/]"}
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser("conform", help="firmware acceptance: protocol conformance by SPEC section, then the "
+                                       "scenario library of the unit's kind")
+    p.add_argument("--device", required=True, metavar="URL")
+    p.add_argument("--json", metavar="FILE", help="write the results as JSON")
+    p.add_argument("--junit", metavar="FILE", help="write JUnit XML (one test suite per SPEC section)")
+    p.add_argument("--scenarios", nargs="+", metavar="PATH",
+                   help="scenario files or directories (default: fixtures/scenarios/<kind>)")
+    p.add_argument("-k", metavar="EXPR", help="only scenarios whose name/file/tags match")
+    p.add_argument("--no-scenarios", action="store_true", help="protocol checks only")
+    p.add_argument("-q", "--quiet", action="store_true", help="no per-check lines")
+    p.set_defaults(func=main)
+
+
+def default_scenario_paths(kind: str) -> list[str]:
+    here = Path("fixtures/scenarios") / kind
+    if here.is_dir():
+        return [str(here)]
+    packaged = Path(__file__).resolve().parents[2] / "fixtures" / "scenarios" / kind
+    return [str(packaged)] if packaged.is_dir() else []
+
+
+def main(args) -> int:
+    console = Console(highlight=False)
+    if args.json:
+        check_writable(args.json, "--json")
+    if args.junit:
+        check_writable(args.junit, "--junit")
+    pick = matcher(args.k) if args.k else None
+    preloaded = load_paths(args.scenarios) if args.scenarios and not args.no_scenarios else None
+    link = open_link(args.device)
+
+    def progress(c: CheckResult) -> None:
+        if not args.quiet:
+            console.print(f"{MARK[c.status]}  {c.title}: {c.name}", soft_wrap=True)
+
+    def scenarios(kind: str):
+        if args.no_scenarios:
+            return None
+        chosen = preloaded if preloaded is not None else load_paths(default_scenario_paths(kind))
+        return [s for s in chosen if pick is None or pick(s)]
+
+    try:
+        report = Conformance(link, scenarios=scenarios, progress=progress).run()
+    except ScenarioError as exc:
+        raise ConformError(f"the scenario library does not load: {exc.problems[0]}") from None
+    finally:
+        link.close()
+    console.print(conform_table(report))
+    failed = [c for c in report.checks if not c.status.ok]
+    for c in failed:
+        console.print(f"[red]{str(c.status).upper()}[/] {c.title}: {c.name}\n    "
+                      + c.detail.replace("\n", "\n    "), soft_wrap=True)
+    counts = tally(c.status for c in report.checks)
+    console.print(f"{counts['passed']} passed, {counts['failed']} failed, {counts['skipped']} skipped in "
+                  f"{report.wall_s:.1f} s: " + ("[green]CONFORMS[/]" if report.passed else "[red]DOES NOT CONFORM[/]"))
+    if args.json:
+        write_atomic(args.json, json.dumps(report.as_dict(), indent=2, default=str) + "\n")
+    if args.junit:
+        write_atomic(args.junit, junit_xml("unohil conform", report.records()))
+    if report.aborted:
+        print(f"error: the link failed during the run: {report.aborted}", file=sys.stderr)
+        return Exit.USAGE
+    return Exit.OK if report.passed else Exit.FAILED

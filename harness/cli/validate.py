@@ -1,0 +1,18 @@
+"""unohil validate: check scenario files without running them."""
+from __future__ import annotations
+
+from harness.cli.exit import Exit
+from harness.scenarios.load import load_paths
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser("validate", help="check scenario files without running them")
+    p.add_argument("paths", nargs="+")
+    p.set_defaults(func=main)
+
+
+def main(args) -> int:
+    scenarios = load_paths(args.paths)
+    races = sum(len(s.races) for s in scenarios)
+    print(f"{len(scenarios)} scenario(s), {races} race(s): valid")
+    return Exit.OK

@@ -1,0 +1,127 @@
+"""Conformance checks of SPEC 4.3: one typed reply per command, INPUT and its refusals, capabilities."""
+from __future__ import annotations
+
+from protocol import catalogue as cat, devtime, encode, msg
+
+from harness.conform.registry import check
+from harness.conform.wire import expect, expect_nak, show, ERR, ACTION, SOURCE, DISPOSITION, REPLY_OF, REPLY_TIMEOUT_US
+
+
+@check("4.3", "each command gets its typed reply, cmd_seq echoed")
+def typed_replies(cs):
+    w = cs.w
+    k = cs.recipe
+    cases = [msg.HELLO(host_major=cat.MAJOR, host_minor=cat.MINOR), msg.TIME_SYNC(t1_host_us=1),
+             msg.CONFIG_GET(param=1), msg.CONFIG_SET(param=1, value=cs.boot_seed), msg.STATUS_GET(),
+             msg.EVENT_RESEND(first_seq=0, count=0), msg.INJECT_CANCEL(), msg.RESET(mode=0)]
+    if cs.has("host_input"):
+        name, action, value = k["report"]
+        cases.append(msg.INPUT(input=cs.input_id(name), action=ACTION[action], value=value))
+    if cs.has("test_mode"):
+        name, action, value = k["report"]
+        cases.append(msg.INJECT(at_us=devtime.wrap(cs.w.last_dev_time() + 5_000_000), input=cs.input_id(name),
+                                action=ACTION[action], value=value))
+    for m in cases:
+        want = REPLY_OF[m.NAME]
+        r = w.command(m)
+        expect(r.msg.NAME == want, f"{m.NAME} answered {show(r)}, expected {want}")
+        if want == "ACK":
+            expect(r.msg.cmd_type == m.ID, f"ACK of {m.NAME} names type {r.msg.cmd_type:#04x}")
+    w.command(msg.INJECT_CANCEL(), expect="ACK")
+    cs.new_game()
+
+
+@check("4.3", "three commands in one write: three replies in order")
+def batch(cs):
+    w = cs.w
+    seqs = [w.next_seq() for _ in range(3)]
+    cmds = [msg.STATUS_GET(), msg.CONFIG_GET(param=1), msg.TIME_SYNC(t1_host_us=7)]
+    w.send_raw(b"".join(encode(m, s, 0) for m, s in zip(cmds, seqs)),
+               {s: (m.NAME, m.ID) for m, s in zip(cmds, seqs)})
+    rs = [w.reply(s) for s in seqs]
+    expect(all(rs), "not every command of a three-command write was answered")
+    idx = [w.frames.index(r) for r in rs]
+    expect(idx == sorted(idx), "the replies to three commands in one write came out of order")
+    expect([r.msg.NAME for r in rs] == ["STATUS", "CONFIG_VALUE", "TIME_SYNC_REPLY"],
+           f"replies {[show(r) for r in rs]}")
+
+
+@check("4.3", "INPUT: ACK (value 0) before its INPUT_SEEN (source host)")
+def input_ack_first(cs):
+    if (s := cs.needs("host_input")):
+        return s
+    w = cs.w
+    name, action, value = cs.recipe["report"]
+    n = len(w.frames)
+    r = w.command(msg.INPUT(input=cs.input_id(name), action=ACTION[action], value=value), expect="ACK")
+    expect(r.msg.value == 0, f"INPUT's ACK value {r.msg.value}, expected 0")
+    seen = w.wait(lambda f: f.msg.NAME == "INPUT_SEEN" and f.msg.source == SOURCE["host"], REPLY_TIMEOUT_US, n)
+    expect(seen is not None, "no INPUT_SEEN (source host) after an INPUT")
+    expect(w.frames.index(seen) > w.frames.index(r), "INPUT_SEEN came before the INPUT's ACK")
+    expect(seen.msg.input == cs.input_id(name) and seen.msg.action == ACTION[action],
+           "INPUT_SEEN names another input or action")
+    expect(devtime.diff(r.time_us, seen.time_us) >= 0, "INPUT_SEEN is later than the ACK that came first")
+
+
+@check("4.3", "INPUT of an unknown input or action: NAK bad_value, no INPUT_SEEN")
+def input_unknown(cs):
+    if (s := cs.needs("host_input")):
+        return s
+    w = cs.w
+    n_inputs = len(cat.ENUM_VALUES[f"{cs.kind}_input"])
+    n = len(w.frames)
+    w.nak(msg.INPUT(input=0xEE, action=1, value=0), "bad_value", 0)
+    w.nak(msg.INPUT(input=n_inputs, action=1, value=0), "bad_value", 0)
+    w.nak(msg.INPUT(input=0, action=2, value=0), "bad_value", 0)
+    w.quiet()
+    seen = [f for f in w.frames[n:] if f.msg.NAME == "INPUT_SEEN"]
+    expect(not seen, f"{len(seen)} INPUT_SEEN for inputs the unit does not have")
+
+
+@check("4.3", "INPUT refused by the unit: NAK wrong_state (detail = state), then INPUT_SEEN refused")
+def input_refused(cs):
+    if (s := cs.needs("host_input")):
+        return s
+    _refusal(cs, cs.recipe["refused"], "wrong_state")
+
+
+@check("4.3", "INPUT refused by the unit as bad_value: NAK bad_value, then INPUT_SEEN refused")
+def input_refused_value(cs):
+    if (s := cs.needs("host_input")):
+        return s
+    if not cs.recipe["refused_value"]:
+        return ("skip", f"no bad_value refusal in the {cs.kind} state table to provoke")
+    _refusal(cs, cs.recipe["refused_value"], "bad_value")
+
+
+@check("4.3", "commands without their capability: NAK unsupported")
+def unsupported(cs):
+    needs = {"test_mode": [msg.INJECT(at_us=1, input=0, action=1, value=0), msg.INJECT_CANCEL()],
+             "host_input": [msg.INPUT(input=0, action=1, value=0)], "time_sync": [msg.TIME_SYNC(t1_host_us=1)],
+             "event_resend": [msg.EVENT_RESEND(first_seq=0, count=1)],
+             "config_set": [msg.CONFIG_SET(param=1, value=1)]}
+    missing = [c for c in needs if not cs.has(c)]
+    if not missing:
+        return ("skip", "the unit has every capability")
+    for cap in missing:
+        for m in needs[cap]:
+            cs.w.nak(m, "unsupported", 0)
+    return f"checked: {', '.join(missing)}"
+
+
+def _refusal(cs, steps, error: str):
+    w = cs.w
+    cs.new_game()
+    n = len(w.frames)
+    r = cs.apply(steps)
+    state = w.command(msg.STATUS_GET(), expect="STATUS").msg.state
+    expect_nak(r, msg.INPUT.ID, r.msg.cmd_seq, error, state if error == "wrong_state" else 0,
+               f"INPUT {' '.join(map(str, steps[-1]))}")
+    last = cs.input_id(steps[-1][0])
+    seen = w.wait(lambda f: f.msg.NAME == "INPUT_SEEN" and f.msg.input == last
+                  and f.msg.source == SOURCE["host"] and f.msg.disposition == DISPOSITION["refused"],
+                  REPLY_TIMEOUT_US, n)
+    expect(seen is not None, "no INPUT_SEEN (refused) after the NAK")
+    expect(w.frames.index(seen) > w.frames.index(r), "the refused INPUT_SEEN came before the NAK")
+    expect(seen.msg.detail == ERR[error], f"INPUT_SEEN.detail {seen.msg.detail}, expected {ERR[error]} ({error})")
+    cs.new_game()

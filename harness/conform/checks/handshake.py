@@ -1,0 +1,64 @@
+"""Conformance checks of SPEC 4.2: the handshake and versions."""
+from __future__ import annotations
+
+from protocol import catalogue as cat, msg
+
+from harness.conform.registry import check
+from harness.conform.wire import expect, raw_frame, show
+
+
+@check("4.2", "IDENTITY fields: kind, protocol version, catalog_crc, boot_id, caps, capacities")
+def identity(cs):
+    i = cs.ident
+    expect(i.proto_major == cat.MAJOR, f"proto_major {i.proto_major}, expected {cat.MAJOR}")
+    if i.proto_minor == cat.MINOR:
+        expect(i.catalog_crc == cat.CATALOG_CRC,
+               f"catalog_crc {i.catalog_crc:#06x}, protocol {cat.MAJOR}.{cat.MINOR} has {cat.CATALOG_CRC:#06x}")
+        known = (1 << len(cat.ENUM_VALUES["capability"])) - 1
+        expect(i.caps & ~known == 0, f"caps {i.caps:#06x} has bits that protocol 1.0 does not define")
+    expect(i.boot_id != 0, "boot_id is 0")
+    expect(i.event_buffer >= cat.EVENT_BUFFER, f"event_buffer {i.event_buffer} < {cat.EVENT_BUFFER}")
+    expect(i.inject_queue >= 1, "inject_queue is 0")
+    k = cs.kind
+    if k == "showdown":
+        expect(i.players == 2 and i.card_capacity >= 1, f"showdown: players {i.players} (expected 2), "
+                                                         f"card_capacity {i.card_capacity} (expected >= 1)")
+    elif k == "flash":
+        expect(i.card_capacity == 0 and 2 <= i.players <= 8,
+               f"flash: card_capacity {i.card_capacity} (expected 0), players {i.players} (expected 2..8)")
+    else:
+        expect(i.players == 0 and i.card_capacity >= 1, f"launcher: players {i.players} (expected 0), "
+                                                         f"card_capacity {i.card_capacity} (expected >= 1)")
+    st = cs.w.command(msg.STATUS_GET(), expect="STATUS").msg
+    expect(st.boot_id == i.boot_id, "STATUS.boot_id differs from IDENTITY.boot_id")
+    return f"{k}, protocol {i.proto_major}.{i.proto_minor}, firmware {i.fw_major}.{i.fw_minor}.{i.fw_patch}, " \
+           f"serial {i.serial}, caps {i.caps:#06x}"
+
+
+@check("4.2", "HELLO with another host_major: NAK bad_version, detail = device major")
+def hello_version(cs):
+    m = msg.HELLO(host_major=cat.MAJOR + 1, host_minor=0)
+    cs.w.nak(m, "bad_version", cat.MAJOR)
+
+
+@check("4.2", "a second HELLO answers the same boot_id (no session state)")
+def hello_again(cs):
+    r = cs.w.command(msg.HELLO(host_major=cat.MAJOR, host_minor=cat.MINOR), expect="IDENTITY")
+    expect(r.msg.boot_id == cs.ident.boot_id, "boot_id changed between two HELLOs")
+
+
+@check("4.2", "a frame of a newer minor with a longer payload is accepted, extra bytes ignored")
+def newer_minor(cs):
+    w = cs.w
+    newer = (cat.MAJOR << 4) | min(15, cat.MINOR + 1)
+    seq = w.next_seq()
+    w.send_raw(raw_frame(msg.HELLO.ID, bytes([cat.MAJOR, cat.MINOR, 0x7E]), seq, newer), {seq: ("HELLO", 1)})
+    r = w.reply(seq)
+    expect(r is not None, "no reply to a HELLO of minor version +1 with one extra payload byte")
+    expect(r.msg.NAME == "IDENTITY", f"HELLO of a newer minor with an extra byte answered {show(r)}, "
+                                     f"expected IDENTITY (SPEC 4.2: accept, ignore the extra bytes)")
+    seq = w.next_seq()
+    w.send_raw(raw_frame(msg.STATUS_GET.ID, b"\x01\x02", seq, newer), {seq: ("STATUS_GET", 5)})
+    r = w.reply(seq)
+    expect(r is not None and r.msg.NAME == "STATUS", "STATUS_GET of a newer minor with 2 extra bytes: "
+                                                     f"{show(r) if r else 'no reply'}, expected STATUS")

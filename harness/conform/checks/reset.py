@@ -1,0 +1,90 @@
+"""Conformance checks of SPEC 4.9: RESET and BOOT (the reboots that open and close the run, RESET modes)."""
+from __future__ import annotations
+
+from protocol import catalogue as cat, devtime, msg
+
+from harness.conform.recipes import POWER_ON, cross_rules_ok
+from harness.conform.registry import END, START, check
+from harness.conform.wire import expect, show, ACTION, REPLY_TIMEOUT_US
+
+
+@check("4.9", "RESET reboot: ACK, then BOOT(event_seq 0, header seq 0, reset_command), new boot_id", phase=START)
+def reboot(cs):
+    w = cs.w
+    old = cs.ident.boot_id
+    seq = w.send(msg.RESET(mode=1))
+    n = len(w.frames)
+    r = w.reply(seq)
+    expect(r is not None, "no reply to RESET reboot")
+    expect(r.msg.NAME == "ACK" and r.msg.value == 0, f"RESET reboot answered {show(r)}, expected ACK 0")
+    boot = w.wait(lambda f: f.msg.NAME == "BOOT", 3 * REPLY_TIMEOUT_US, n)
+    expect(boot is not None, "no BOOT event after RESET reboot")
+    # later checks compare against this boot, whatever this one finds wrong with it
+    ident = w.command(msg.HELLO(host_major=cat.MAJOR, host_minor=cat.MINOR), expect="IDENTITY").msg
+    cs.ident, cs.boot_seed = ident, ident.seed
+    if not w.origin:
+        w.origin, w.origin_errors = w.frames.index(boot), len(w.stream_errors)
+    expect(w.frames.index(boot) > w.frames.index(r), "BOOT came before the ACK of RESET reboot")
+    expect(boot.seq == 0 and boot.msg.event_seq == 0,
+           f"BOOT has header seq {boot.seq} and event_seq {boot.msg.event_seq}, expected 0 and 0")
+    expect(boot.msg.reason == cat.ENUM_VALUES["boot_reason"]["reset_command"],
+           f"BOOT reason {boot.msg.reason}, expected reset_command (1)")
+    expect(boot.msg.boot_id not in (0, old), f"boot_id {boot.msg.boot_id:#010x} after the reboot "
+                                              f"(before {old:#010x}): must be new and non-zero")
+    expect(ident.boot_id == boot.msg.boot_id, "IDENTITY.boot_id differs from the BOOT event's")
+
+
+@check("4.9", "RESET of an unknown mode: NAK bad_value")
+def reset_bad_mode(cs):
+    cs.w.nak(msg.RESET(mode=7), "bad_value", 0)
+
+
+@check("4.9", "RESET new_game: ACK, then STATE(power-on state, previous); stimuli kept")
+def reset_new_game(cs):
+    w = cs.w
+    far = devtime.wrap(w.last_dev_time() + 600_000_000)
+    name, action, value = cs.recipe["report"]
+    if cs.has("test_mode"):
+        w.command(msg.INJECT(at_us=far, input=cs.input_id(name), action=ACTION[action], value=value),
+                  expect="ACK")
+    st0 = w.command(msg.STATUS_GET(), expect="STATUS").msg
+    n = len(w.frames)
+    r = w.command(msg.RESET(mode=0), expect="ACK")
+    expect(r.msg.value == 0, f"RESET's ACK value {r.msg.value}")
+    state = w.wait(lambda f: f.msg.NAME == "STATE", REPLY_TIMEOUT_US, n)
+    expect(state is not None, "no STATE event after RESET new_game")
+    expect(w.frames.index(state) > w.frames.index(r), "STATE came before the ACK of RESET new_game")
+    want = cs.state_id(POWER_ON[cs.kind])
+    expect(state.msg.state == want and state.msg.previous == st0.state,
+           f"STATE({state.msg.state}, previous {state.msg.previous}), expected STATE({want}, previous {st0.state})")
+    st = w.command(msg.STATUS_GET(), expect="STATUS").msg
+    expect(st.boot_id == cs.ident.boot_id, "RESET new_game changed the boot id")
+    if cs.has("test_mode"):
+        expect(st.pending_injects == 1, f"RESET new_game left {st.pending_injects} stimuli pending, expected 1")
+        w.command(msg.INJECT_CANCEL(), expect="ACK")
+
+
+@check("4.9", "RESET reboot at the end: drops pending stimuli, restores defaults, stimulus id 1", phase=END)
+def reboot_restores(cs):
+    w = cs.w
+    if cs.has("config_set"):
+        p = next(p for p in cs.params() if p.name != "rng_seed")
+        value = p.max if cross_rules_ok(cs.kind, {q.name: q.default for q in cs.params()} | {p.name: p.max}) \
+            else p.min
+        w.command(msg.CONFIG_SET(param=p.id, value=value), expect="CONFIG_VALUE")
+    if cs.has("test_mode"):
+        name, action, value = cs.recipe["report"]
+        w.command(msg.INJECT(at_us=devtime.wrap(w.last_dev_time() + 600_000_000), input=cs.input_id(name),
+                             action=ACTION[action], value=value), expect="ACK")
+    reboot(cs)
+    st = w.command(msg.STATUS_GET(), expect="STATUS").msg
+    expect(st.pending_injects == 0, f"{st.pending_injects} stimuli survived RESET reboot")
+    if cs.has("config_set"):
+        r = w.command(msg.CONFIG_GET(param=p.id), expect="CONFIG_VALUE")
+        expect(r.msg.value == p.default, f"{p.name} = {r.msg.value} after RESET reboot, default {p.default}")
+    if cs.has("test_mode"):
+        name, action, value = cs.recipe["report"]
+        r = w.command(msg.INJECT(at_us=devtime.wrap(w.last_dev_time() + 600_000_000), input=cs.input_id(name),
+                                 action=ACTION[action], value=value), expect="ACK")
+        expect(r.msg.value == 1, f"first stimulus id after a reboot is {r.msg.value}, expected 1")
+        w.command(msg.INJECT_CANCEL(), expect="ACK")

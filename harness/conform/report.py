@@ -1,0 +1,62 @@
+"""What a conformance run found: a CheckResult per check or scenario, grouped by SPEC section."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from harness.conform.registry import SECTIONS
+from harness.outcome import Outcome, Record, tally
+
+
+@dataclass
+class CheckResult:
+    section: str
+    name: str
+    status: Outcome = Outcome.PASS
+    detail: str = ""
+    seconds: float = 0.0
+
+    @property
+    def title(self) -> str:
+        return SECTIONS.get(self.section, self.section)
+
+    def as_dict(self) -> dict:
+        return {"section": self.title, "name": self.name, "status": self.status, "detail": self.detail,
+                "seconds": round(self.seconds, 6)}
+
+    def record(self) -> Record:
+        return Record(suite=self.title, name=self.name, outcome=self.status, message=self.detail.split("\n")[0],
+                      detail=self.detail, seconds=self.seconds, classname=f"conform.{self.title}")
+
+
+@dataclass
+class Report:
+    device: str
+    identity: dict = field(default_factory=dict)
+    checks: list[CheckResult] = field(default_factory=list)
+    aborted: str = ""
+    wall_s: float = 0.0
+    stats: dict = field(default_factory=dict)
+
+    @property
+    def passed(self) -> bool:
+        return not self.aborted and all(c.status.ok for c in self.checks)
+
+    def sections(self) -> list[tuple[str, list[CheckResult]]]:
+        order = list(SECTIONS)
+        keys = sorted({c.section for c in self.checks}, key=lambda s: order.index(s) if s in order else 99)
+        return [(k, [c for c in self.checks if c.section == k]) for k in keys]
+
+    def records(self) -> list[Record]:
+        out = [c.record() for _, checks in self.sections() for c in checks]
+        if self.aborted:
+            out.append(Record(suite="connection", name="link", outcome=Outcome.ERROR, message=self.aborted,
+                              detail=self.aborted, classname="conform.connection"))
+        return out
+
+    def as_dict(self) -> dict:
+        return {"device": self.device, "identity": self.identity, "passed": self.passed, "aborted": self.aborted,
+                "wall_s": round(self.wall_s, 3), "stats": self.stats,
+                "sections": [{"section": SECTIONS.get(k, k), "checks": len(cs),
+                              "failed": tally(c.status for c in cs)["failed"],
+                              "skipped": tally(c.status for c in cs)["skipped"]} for k, cs in self.sections()],
+                "checks": [c.as_dict() for c in self.checks]}

@@ -1,0 +1,170 @@
+"""A conformance run on one link: the unit identified, every registered check run phase by phase
+(each on the raw wire), then the unit's scenario library through the runner (SPEC 7-9)."""
+from __future__ import annotations
+
+import time
+
+from protocol import Frame, catalogue as cat, msg
+
+from harness.conform import checks as _checks  # noqa: F401  (registers every check)
+from harness.conform.recipes import KIND_SECTION, RECIPES
+from harness.conform.registry import END, MAIN, OVERALL, START, Check, checks
+from harness.conform.report import CheckResult, Report
+from harness.conform.wire import ACTION, KIND_NAMES, REPLY_TIMEOUT_US, Fail, Wire, expect, show
+from harness.errors import ConformError, LinkClosed, LinkError
+from harness.outcome import Outcome
+
+
+class Conformance:
+    def __init__(self, link, *, scenarios: list | None = None, progress=None):
+        self.link = link
+        self.w = Wire(link)
+        self.report = Report(link.url)
+        self.scenarios = scenarios
+        self.progress = progress
+        self.ident = None
+        self.kind: str | None = None
+        self.recipe: dict = {}
+        self.boot_seed = 0
+        self.syncs: list[tuple[int, int, int, int]] = []        # t1, t2, t3, t4 (t2, t3 raw u32)
+
+    # ---- the run ----
+    def run(self) -> Report:
+        """The whole run. Raises ConformError when the unit cannot even be identified."""
+        t0 = time.perf_counter()
+        try:
+            self._identify()
+            self._phase(START)
+            self.report.identity = self.ident._asdict() | {"kind_name": self.kind}
+            if callable(self.scenarios):
+                self.scenarios = self.scenarios(self.kind)
+            self._phase(MAIN)
+            self._phase(END)
+            self.w.quiet()
+            self._phase(OVERALL)
+            if self.scenarios is not None:
+                self._scenarios()
+        except LinkClosed as exc:
+            self.report.aborted = str(exc)
+        finally:
+            self.report.wall_s = time.perf_counter() - t0
+            times = sorted(self.w.reply_times_us)
+            if times:
+                self.report.stats = {"commands": len(self.w.sent), "round_trip_us_p50": times[len(times) // 2],
+                                     "round_trip_us_max": times[-1]}
+        return self.report
+
+    def _identify(self) -> None:
+        w = self.w
+        w.link.write(b"\x00")
+        seq = w.send(msg.HELLO(host_major=cat.MAJOR, host_minor=cat.MINOR))
+        r = w.reply(seq, 2 * REPLY_TIMEOUT_US)
+        if r is None:
+            raise ConformError(f"{self.link.url}: no answer to HELLO within {2 * REPLY_TIMEOUT_US // 1000} ms: "
+                               f"is it a unit, and is it running? (`unohil ports` probes what is attached)")
+        if r.msg.NAME != "IDENTITY":
+            raise ConformError(f"{self.link.url}: HELLO answered with {show(r)}, not IDENTITY")
+        kind = KIND_NAMES.get(r.msg.kind)
+        if kind not in RECIPES:
+            raise ConformError(f"{self.link.url}: IDENTITY.kind {r.msg.kind} is not a unit kind of protocol "
+                               f"{cat.MAJOR}.{cat.MINOR}")
+        self.kind, self.ident, self.recipe = kind, r.msg, RECIPES[kind]
+
+    def _phase(self, phase: str) -> None:
+        for c in checks(phase):
+            if c.when is None or c.when(self):
+                self._check(c)
+
+    def _check(self, c: Check) -> CheckResult:
+        res = CheckResult(c.section, c.name)
+        t0 = time.perf_counter()
+        try:
+            detail = c.run(self)
+            if isinstance(detail, tuple) and detail and detail[0] == "skip":
+                res.status, res.detail = Outcome.SKIP, detail[1]
+            elif detail:
+                res.detail = str(detail)
+        except Fail as exc:
+            res.status, res.detail = Outcome.FAIL, str(exc)
+            self._recover()
+        except LinkClosed:
+            raise
+        except LinkError as exc:
+            res.status, res.detail = Outcome.ERROR, str(exc)
+        res.seconds = time.perf_counter() - t0
+        self._record(res)
+        return res
+
+    def _record(self, res: CheckResult) -> None:
+        self.report.checks.append(res)
+        if self.progress is not None:
+            self.progress(res)
+
+    def _recover(self) -> None:
+        """After a failed check, so that the next one starts clean: no stimuli, a new game."""
+        if self.ident is None:
+            return
+        try:
+            if self.has("test_mode"):
+                self.w.command(msg.INJECT_CANCEL())
+            self.new_game()
+            self.w.quiet(20_000)
+        except Fail:
+            pass
+
+    # ---- what checks use ----
+    def has(self, cap: str) -> bool:
+        return bool(self.ident.caps >> cat.ENUM_VALUES["capability"][cap] & 1)
+
+    def needs(self, cap: str):
+        """None if the unit has the capability, else the skip a check returns."""
+        return None if self.has(cap) else ("skip", f"the unit does not have capability {cap}")
+
+    def params(self):
+        return cat.params_for(self.kind)
+
+    def input_id(self, name: str) -> int:
+        return cat.ENUM_VALUES[f"{self.kind}_input"][name]
+
+    def state_id(self, name: str) -> int:
+        return cat.ENUM_VALUES[f"{self.kind}_state"][name]
+
+    def new_game(self) -> None:
+        self.w.command(msg.RESET(mode=0), expect="ACK")
+
+    def apply(self, steps) -> Frame:
+        """INPUT each step; all but the last must be ACKed. Returns the last reply."""
+        r = None
+        for i, (name, action, value) in enumerate(steps):
+            r = self.w.command(msg.INPUT(input=self.input_id(name), action=ACTION[action], value=value))
+            if i < len(steps) - 1:
+                expect(r.msg.NAME == "ACK", f"INPUT {name} {action} {value} (preparing): {show(r)}")
+        return r
+
+    # ---- sections 7-9: the scenario library ----
+    def _scenarios(self) -> None:
+        from harness.run.runner import Runner
+        from harness.session.driver import Driver
+        section = KIND_SECTION[self.kind]
+        mine = [s for s in self.scenarios if s.unit == self.kind]
+        if not mine:
+            self._record(CheckResult(section, "scenario library", Outcome.SKIP, f"no {self.kind} scenarios selected"))
+            return
+        self.w.quiet(20_000)
+        drv = Driver(self.link)
+        drv.hello(expect_kind=self.kind)
+        if drv.has_cap("time_sync"):
+            drv.sync_clock()
+        runner = Runner(drv)
+        for sc in mine:
+            t0 = time.perf_counter()
+            res = runner.run(sc)
+            lines = []
+            for r in res.races:
+                if r.status is not Outcome.PASS:
+                    lines.append(f"race {r.index}: {r.status}" + (f": {r.error}" if r.error else ""))
+                    lines += [f"  {x}" for x in r.failures[:5]]
+            status = res.status if res.status in (Outcome.PASS, Outcome.SKIP, Outcome.FAIL) else Outcome.ERROR
+            detail = res.error if status is Outcome.SKIP else "\n".join(lines[:12])
+            self._record(CheckResult(section, f"{sc.name} ({sc.file}:{sc.line})", status, detail,
+                                     time.perf_counter() - t0))

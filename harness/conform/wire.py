@@ -1,0 +1,168 @@
+"""A raw protocol session for conformance checks: frames out exactly as built (even malformed),
+every frame in recorded in order, replies matched by cmd_seq; and the assertions checks make."""
+from __future__ import annotations
+
+from protocol import Frame, FrameError, StreamDecoder, catalogue as cat, encode
+from protocol.framing import cobs_encode, crc16
+
+ERR = cat.ENUM_VALUES["error"]
+ERR_NAMES = {v: k for k, v in ERR.items()}
+KIND_NAMES = {v: k for k, v in cat.ENUM_VALUES["unit_kind"].items()}
+ACTION = cat.ENUM_VALUES["action"]
+SOURCE = cat.ENUM_VALUES["input_source"]
+DISPOSITION = cat.ENUM_VALUES["disposition"]
+REPLY_OF = {m.name: m.reply for m in cat.MESSAGES if m.kind == "command"}
+COMMAND_IDS = {m.id for m in cat.MESSAGES if m.kind == "command"}
+REPLY_TIMEOUT_US = 1_000_000
+QUIET_US = 100_000
+TURNAROUND_MAX_US = 50_000
+
+
+class Fail(Exception):
+    """A check found the unit in breach of the SPEC; the message says how."""
+
+
+def raw_frame(type_id: int, payload: bytes, seq: int, version: int = cat.VERSION_BYTE, bad_crc: bool = False) -> bytes:
+    body = bytes([version, type_id]) + (seq & 0xFFFF).to_bytes(2, "little") + bytes(4) + payload
+    crc = crc16(body) ^ (0x5A5A if bad_crc else 0)
+    return cobs_encode(body + crc.to_bytes(2, "little")) + b"\x00"
+
+
+class Wire:
+    """A raw protocol session: frames out exactly as built, every frame in recorded in order."""
+
+    def __init__(self, link):
+        self.link = link
+        self.dec = StreamDecoder()
+        self.frames: list[Frame] = []
+        self.stream_errors: list[FrameError] = []
+        self.sent: dict[int, tuple[str, int]] = {}        # seq -> (name, type id) of commands owed a reply
+        self.replies: dict[int, list[Frame]] = {}
+        self.unattributed: list[Frame] = []
+        self.resent: set[int] = set()                      # ids of frames that are EVENT_RESEND copies
+        self._resend_left = 0
+        self.origin = 0                                    # frames and errors before this are another session's
+        self.origin_errors = 0
+        self._seq = 0x100
+        self.reply_times_us: list[int] = []
+
+    def next_seq(self) -> int:
+        s = self._seq
+        self._seq = (s + 1) & 0xFFFF
+        if self._seq == 0xFFFF:
+            self._seq = 0
+        return s
+
+    # ---- out ----
+    def send(self, m, *, owed: bool = True) -> int:
+        seq = self.next_seq()
+        if owed:
+            self.sent[seq] = (m.NAME, m.ID)
+        self.link.write(encode(m, seq, 0))
+        return seq
+
+    def send_raw(self, data: bytes, owed: dict[int, tuple[str, int]] | None = None) -> None:
+        if owed:
+            self.sent.update(owed)
+        self.link.write(data)
+
+    # ---- in ----
+    def pump(self, until_us: int) -> bool:
+        left = until_us - self.link.now_us()
+        data, host_us = self.link.read(max(0, left))
+        if not data:
+            return False
+        for item in self.dec.feed(data):
+            if isinstance(item, FrameError):
+                self.stream_errors.append(item)
+                continue
+            item.host_us = host_us
+            self._on_frame(item)
+        return True
+
+    def _on_frame(self, f: Frame) -> None:
+        self.frames.append(f)
+        m = f.msg
+        if m.KIND == "reply":
+            if m.cmd_seq == 0xFFFF:
+                self.unattributed.append(f)
+                return
+            self.replies.setdefault(m.cmd_seq, []).append(f)
+            owed = self.sent.get(m.cmd_seq)
+            if owed and owed[0] == "EVENT_RESEND" and m.NAME == "ACK" and len(self.replies[m.cmd_seq]) == 1:
+                self._resend_left = m.value
+        elif m.KIND == "event" and self._resend_left > 0:
+            self._resend_left -= 1
+            self.resent.add(id(f))
+
+    def reply(self, seq: int, timeout_us: int = REPLY_TIMEOUT_US) -> Frame | None:
+        deadline = self.link.now_us() + timeout_us
+        while not self.replies.get(seq):
+            if not self.pump(deadline) and self.link.now_us() >= deadline:
+                return None
+        return self.replies[seq][0]
+
+    def command(self, m, expect: str | None = None, timeout_us: int = REPLY_TIMEOUT_US) -> Frame:
+        seq = self.send(m)
+        t0 = self.link.now_us()
+        r = self.reply(seq, timeout_us)
+        if r is None:
+            raise Fail(f"no reply to {m.NAME} (seq {seq}) within {timeout_us // 1000} ms")
+        self.reply_times_us.append(r.host_us - t0)
+        if expect is not None and r.msg.NAME != expect:
+            raise Fail(f"{m.NAME} answered {show(r)}, expected {expect}")
+        return r
+
+    def nak(self, m, error: str, detail: int | None = 0) -> Frame:
+        r = self.command(m)
+        expect_nak(r, m.ID, r.msg.cmd_seq, error, detail, what=m.NAME)
+        return r
+
+    def quiet(self, us: int = QUIET_US) -> list[Frame]:
+        """Everything that arrives within us."""
+        n = len(self.frames)
+        deadline = self.link.now_us() + us
+        while self.link.now_us() < deadline:
+            self.pump(deadline)
+        return self.frames[n:]
+
+    def wait(self, pred, timeout_us: int, start: int = 0) -> Frame | None:
+        deadline = self.link.now_us() + timeout_us
+        i = start
+        while True:
+            while i < len(self.frames):
+                if pred(self.frames[i]):
+                    return self.frames[i]
+                i += 1
+            if not self.pump(deadline) and self.link.now_us() >= deadline:
+                return None
+
+    def last_dev_time(self) -> int:
+        """Header time of the newest reply: a device time certainly in the past."""
+        for f in reversed(self.frames):
+            if f.msg.KIND == "reply":
+                return f.time_us
+        return 0
+
+
+def expect(cond: bool, message: str) -> None:
+    if not cond:
+        raise Fail(message)
+
+
+def expect_nak(r: Frame, cmd_type: int, cmd_seq: int, error: str, detail: int | None = 0, what: str = "") -> None:
+    m = r.msg
+    what = what or f"type {cmd_type:#04x}"
+    expect(m.NAME == "NAK", f"{what}: expected NAK {error}, got {show(r)}")
+    expect(m.error == ERR[error], f"{what}: expected NAK {error}, got NAK {ERR_NAMES.get(m.error, m.error)}")
+    expect(m.cmd_seq == cmd_seq and m.cmd_type == cmd_type,
+           f"{what}: NAK names seq {m.cmd_seq} type {m.cmd_type:#04x}, expected seq {cmd_seq} type {cmd_type:#04x}")
+    if detail is not None:
+        expect(m.detail == detail, f"{what}: NAK {error} detail {m.detail}, expected {detail}")
+
+
+def show(f: Frame) -> str:
+    m = f.msg
+    if m.NAME == "NAK":
+        return f"NAK {ERR_NAMES.get(m.error, m.error)} (detail {m.detail})"
+    return m.NAME

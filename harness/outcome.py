@@ -1,0 +1,68 @@
+"""The one result model: the outcome of a check, race or scenario, and the record every report is written from.
+
+pass and fail are verdicts on the unit. skip says the item could not run here, with the
+reason. link-error and reset say the link or a reboot voided the item (never the unit's
+fault). error says the harness or the scenario could not run as written.
+"""
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+
+
+class Outcome(str, enum.Enum):
+    PASS = "pass"
+    FAIL = "fail"
+    SKIP = "skip"
+    LINK_ERROR = "link-error"
+    RESET = "reset"
+    ERROR = "error"
+
+    def __str__(self) -> str:
+        return self.value
+
+    __format__ = str.__format__
+
+    @property
+    def ok(self) -> bool:
+        """Nothing against the unit: it passed, or it was not asked."""
+        return self in (Outcome.PASS, Outcome.SKIP)
+
+    @property
+    def junit(self) -> str | None:
+        """The JUnit element that carries this outcome (None for a pass)."""
+        return _JUNIT[self]
+
+
+_JUNIT = {Outcome.PASS: None, Outcome.FAIL: "failure", Outcome.SKIP: "skipped", Outcome.LINK_ERROR: "error",
+          Outcome.RESET: "error", Outcome.ERROR: "error"}
+_RANK = {Outcome.SKIP: -1, Outcome.PASS: 0, Outcome.FAIL: 1, Outcome.LINK_ERROR: 2, Outcome.RESET: 3,
+         Outcome.ERROR: 4}
+
+
+def worst(outcomes) -> Outcome:
+    """The outcome of a whole made of these parts (a pass when there are none)."""
+    return max(outcomes, key=_RANK.__getitem__, default=Outcome.PASS)
+
+
+def tally(outcomes) -> dict[str, int]:
+    """How many of each: passed, failed (fail and every error kind), skipped."""
+    out = {"passed": 0, "failed": 0, "skipped": 0}
+    for o in outcomes:
+        out["passed" if o is Outcome.PASS else "skipped" if o is Outcome.SKIP else "failed"] += 1
+    return out
+
+
+@dataclass
+class Record:
+    """One reported item (a scenario, a conformance check), as every report writer sees it."""
+    suite: str                  # the group it is reported in (JUnit testsuite): a SPEC section, a run
+    name: str
+    outcome: Outcome
+    message: str = ""           # one line: why it failed, erred or was skipped
+    detail: str = ""            # the whole story
+    seconds: float = 0.0
+    classname: str = ""
+    file: str | None = None
+    line: int | None = None
+    properties: dict[str, object] = field(default_factory=dict)

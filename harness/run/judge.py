@@ -1,0 +1,207 @@
+"""Judging a race: pure functions from the events a unit sent to a verdict on it, no I/O."""
+from __future__ import annotations
+
+from protocol import Frame, catalogue as cat, devtime
+
+from harness.outcome import Outcome
+from harness.scenarios import expr
+from harness.scenarios.model import EventPattern, Expectation, Matcher, Scenario, Step
+from harness.scenarios.units import UNITS
+from harness.session.clocksync import ClockEstimate
+from harness.session.driver import ACTION
+
+ERROR_NAMES = {v: k for k, v in cat.ENUM_VALUES["error"].items()}
+DISPOSITION_NAMES = {v: k for k, v in cat.ENUM_VALUES["disposition"].items()}
+SOURCE = cat.ENUM_VALUES["input_source"]
+
+
+def judge(sc: Scenario, env: dict, race, events: list[Frame], scheduled: list[tuple[Step, int, int, int]], *,
+          host_timed: bool, clock: ClockEstimate | None) -> None:
+    """Judge one race from the events it produced and the stimuli it scheduled (step, input,
+    edge, device time): fills the race's verdicts, latency, timing errors, failures, status."""
+    unit = UNITS[sc.unit]
+    start = race.start_dev_us
+    race.frames = events
+    verdict_frames = [f for f in events if f.msg.NAME == unit.verdict]
+    race.verdicts = [_named_fields(f, unit, start) | {"t_us": f.dev_us - start} for f in verdict_frames]
+    if verdict_frames:
+        race.latency = latency(verdict_frames[-1], clock)
+    seen = [f for f in events if f.msg.NAME == "INPUT_SEEN"]
+    if host_timed:
+        for step, inp, edge, at in scheduled:
+            f = _find_input(seen, inp, edge, at, exact=False)
+            if f is not None:
+                race.timing_errors_us.append(f.dev_us - at)
+    fails = race.failures
+    for step, inp, edge, at in scheduled:
+        if step.expect is None:
+            continue
+        f = _find_input(seen, inp, edge, at, exact=not host_timed)
+        where = f"step at line {step.line} ({step.text} at {at - start} us)"
+        if f is None:
+            fails.append(f"{where}: the unit never reported the input")
+            continue
+        got = DISPOSITION_NAMES.get(f.msg.disposition, str(f.msg.disposition))
+        if got != step.expect:
+            fails.append(f"{where}: expected {step.expect}, the unit says {got}"
+                         + (f" ({ERROR_NAMES.get(f.msg.detail, f.msg.detail)})" if got == "refused" else ""))
+        elif step.error is not None and f.msg.detail != step.error:
+            fails.append(f"{where}: refused with {ERROR_NAMES.get(f.msg.detail, f.msg.detail)}, expected "
+                         f"{ERROR_NAMES.get(step.error)}")
+    for exp in sc.expectations:
+        if exp.when is not None and not expr.evaluate(exp.when, env):
+            continue
+        prefix = f"[when {exp.when_text}] " if exp.when is not None else ""
+        fails.extend(prefix + x for x in _check(exp, unit, events, verdict_frames, race))
+    if fails:
+        race.status = Outcome.FAIL
+    race.unit = unit
+
+def latency(v: Frame, est: ClockEstimate | None) -> dict:
+    """A verdict's latency figures: from its decisive input (device_us), from its earliest
+    possible moment (processing_us), and to its arrival at the host (host_us)."""
+    m = v.msg
+    decisive_raw = getattr(m, "decisive_us", None)
+    if decisive_raw is None:
+        decisive_raw = getattr(m, "press_us", None)
+    knowable_raw = getattr(m, "knowable_us", None)
+    out: dict = {}
+    if decisive_raw is None or decisive_raw == cat.NONE_U32:
+        return out
+    decisive = v.dev_us + devtime.diff(decisive_raw, v.time_us)
+    out["device_us"] = v.dev_us - decisive
+    if knowable_raw is not None and knowable_raw != cat.NONE_U32:
+        knowable = v.dev_us + devtime.diff(knowable_raw, v.time_us)
+        out["inherent_us"] = knowable - decisive
+        out["processing_us"] = v.dev_us - knowable
+    if est is not None and v.host_us is not None:
+        out["host_us"] = round(v.host_us - est.to_host(decisive))
+        if "inherent_us" in out:
+            out["host_processing_us"] = round(v.host_us - est.to_host(decisive + out["inherent_us"]))
+    return out
+
+
+def _find_input(seen: list[Frame], inp: int, edge: str, at: int, exact: bool) -> Frame | None:
+    action = ACTION[edge]
+    best = None
+    for f in seen:
+        m = f.msg
+        if m.input != inp or m.action != action:
+            continue
+        if exact:
+            if f.dev_us == at and m.source == SOURCE["injected"]:
+                return f
+        elif m.source == SOURCE["host"] and (best is None or abs(f.dev_us - at) < abs(best.dev_us - at)):
+            best = f
+    return best
+
+
+# Fields that carry an absolute device time: shown relative to the race start.
+ABS_TIME_FIELDS = {"press_a_us", "press_b_us", "green_us", "decisive_us", "knowable_us", "buzzer_us", "press_us"}
+
+
+def _named_fields(f: Frame, unit, start: int | None = None) -> dict:
+    out = {}
+    for fd in f.msg.DEF.fields:
+        if fd.name == "event_seq":
+            continue
+        val = getattr(f.msg, fd.name)
+        en = unit.enum_for(f.msg.NAME, fd.name)
+        if en and fd.count == 1:
+            name = cat.enum_name(en, val)
+            out[fd.name] = "none" if val == cat.NONE_U8 and name == str(val) else name
+        elif fd.count > 1:
+            out[fd.name] = [None if x == cat.NONE_I32 else x for x in val]
+        elif (fd.type == "u32" and val == cat.NONE_U32) or (fd.type == "i32" and val == cat.NONE_I32) \
+                or (fd.type == "u8" and val == cat.NONE_U8 and fd.name.startswith("landed")):
+            out[fd.name] = None
+        elif start is not None and fd.name in ABS_TIME_FIELDS:
+            out[fd.name] = f.dev_us + devtime.diff(val, f.time_us) - start
+        else:
+            out[fd.name] = val
+    return out
+
+
+def event_record(f: Frame, start: int, unit) -> dict:
+    return {"t_us": f.dev_us - start, "event": f.msg.NAME, "fields": _named_fields(f, unit, start)}
+
+
+def _match_fields(f: Frame, fields: dict[str, Matcher]) -> list[str]:
+    bad = []
+    for name, m in fields.items():
+        v = getattr(f.msg, name)
+        if not m.check(v):
+            bad.append(f"{name}: expected {m.describe()}, got {v}")
+    return bad
+
+
+def _check(exp: Expectation, unit, events: list[Frame], verdicts: list[Frame], race) -> list[str]:
+    out: list[str] = []
+    if exp.verdicts:
+        if len(verdicts) != len(exp.verdicts):
+            out.append(f"expected {len(exp.verdicts)} {unit.verdict} event(s), got {len(verdicts)}")
+        for i, (want, f) in enumerate(zip(exp.verdicts, verdicts)):
+            for b in _match_fields(f, want):
+                out.append(f"verdict[{i}].{_describe_named(b, f, unit)}")
+    if exp.events:
+        i = 0
+        for p in exp.events:
+            while i < len(events) and not _pattern_ok(events[i], p):
+                i += 1
+            if i == len(events):
+                out.append(f"event {_pattern_text(p)} not seen (in order after the previous expected event)")
+                break
+            i += 1
+    for name in exp.absent:
+        hits = [f for f in events if f.msg.NAME == name]
+        if hits:
+            out.append(f"{name} must not happen; it did at {hits[0].dev_us - race.start_dev_us} us")
+    for name, m in exp.count.items():
+        n = sum(1 for f in events if f.msg.NAME == name)
+        if not m.check(n):
+            out.append(f"count of {name}: expected {m.describe()}, got {n}")
+    for name, m in exp.latency.items():
+        v = race.latency.get(name)
+        if v is None:
+            out.append(f"latency.{name}: not measurable in this race")
+        elif not m.check(v):
+            out.append(f"latency.{name}: expected {m.describe()} us, got {v} us")
+    if exp.reaction and verdicts:
+        v = verdicts[-1].msg
+        for who, m in exp.reaction.items():
+            val = _reaction(v, who)
+            if val is None:
+                out.append(f"reaction.{who}: the verdict has no such reaction time")
+            elif not m.check(val):
+                out.append(f"reaction.{who}: expected {m.describe()} us, got {val} us")
+    elif exp.reaction:
+        out.append("reaction times expected but no verdict arrived")
+    return out
+
+
+def _reaction(v, who: str):
+    if hasattr(v, f"reaction_{who}_us"):
+        return getattr(v, f"reaction_{who}_us")
+    if who.startswith("player_") and hasattr(v, "reaction_us"):
+        i = int(who.split("_")[1])
+        return v.reaction_us[i] if 0 <= i < len(v.reaction_us) else None
+    return None
+
+
+def _describe_named(bad: str, f: Frame, unit) -> str:
+    name, _, rest = bad.partition(":")
+    en = unit.enum_for(f.msg.NAME, name)
+    if en:
+        got = getattr(f.msg, name)
+        return f"{name}:{rest.rsplit('got', 1)[0]}got {cat.enum_name(en, got) if got != cat.NONE_U8 else 'none'}"
+    return bad
+
+
+def _pattern_ok(f: Frame, p: EventPattern) -> bool:
+    return f.msg.NAME == p.name and not _match_fields(f, p.fields)
+
+
+def _pattern_text(p: EventPattern) -> str:
+    if not p.fields:
+        return p.name
+    return p.name + "{" + ", ".join(f"{k}={m.describe()}" for k, m in p.fields.items()) + "}"

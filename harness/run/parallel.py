@@ -1,0 +1,99 @@
+"""A rack of connected units, and running work on it: one thread per unit, each taking the next item
+its kind can run, so the units of a rack work side by side."""
+from __future__ import annotations
+
+import queue
+import threading
+from typing import Callable, Generic, Iterable, TypeVar
+
+from harness.session.driver import Driver
+from harness.session.health import LinkHealth
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+
+class Rack:
+    """The units of a run, by kind; closed together."""
+
+    def __init__(self, drivers: Iterable[Driver]):
+        self.drivers = list(drivers)
+
+    @classmethod
+    def open(cls, urls: list[str], kinds: set[str], trace_dir=None) -> "Rack":
+        """The devices named, or one built-in emulator (virtual clock) per kind when none are."""
+        opened: list[Driver] = []
+        try:
+            for url in urls or [f"emu://{kind}?clock=virtual" for kind in sorted(kinds)]:
+                opened.append(Driver.open(url, trace_dir=trace_dir))
+        except BaseException:
+            for d in opened:
+                d.close()
+            raise
+        return cls(opened)
+
+    def by_kind(self) -> dict[str, list[Driver]]:
+        out: dict[str, list[Driver]] = {}
+        for d in self.drivers:
+            out.setdefault(d.kind, []).append(d)
+        return out
+
+    def health(self) -> LinkHealth:
+        total = LinkHealth()
+        for d in self.drivers:
+            total.add(d.health)
+        return total
+
+    def describe(self) -> list[dict]:
+        """What each unit is, for a results file."""
+        out = []
+        for d in self.drivers:
+            ident = d.identity
+            out.append({"url": d.url, "kind": d.kind, "serial": ident.serial if ident else None,
+                        "firmware": f"{ident.fw_major}.{ident.fw_minor}.{ident.fw_patch}" if ident else None,
+                        "health": d.health.as_dict(),
+                        "clock": d.clock.estimate.as_dict() if d.clock.estimate else None})
+        return out
+
+    def close(self) -> None:
+        for d in self.drivers:
+            d.close()
+
+
+class Workers(Generic[T, R]):
+    """Runs work(worker, item) for every item, on the workers of the item's kind, one thread each.
+
+    Results keep the items' order; an item no worker can take gets unrunnable(item)."""
+
+    def __init__(self, workers: dict[str, list], kind_of: Callable[[T], str]):
+        self.workers = workers
+        self.kind_of = kind_of
+
+    def run(self, items: list[T], work: Callable[[object, T], R], unrunnable: Callable[[T], R]) -> list[R]:
+        results: list = [None] * len(items)
+        queues: dict[str, queue.SimpleQueue] = {}
+        for i, item in enumerate(items):
+            kind = self.kind_of(item)
+            if self.workers.get(kind):
+                queues.setdefault(kind, queue.SimpleQueue()).put(i)
+            else:
+                results[i] = unrunnable(item)
+
+        def serve(worker, q: queue.SimpleQueue) -> None:
+            while True:
+                try:
+                    i = q.get_nowait()
+                except queue.Empty:
+                    return
+                results[i] = work(worker, items[i])
+
+        threads = [threading.Thread(target=serve, args=(w, q), name=str(getattr(w, "url", w)), daemon=True)
+                   for kind, q in queues.items() for w in self.workers[kind]]
+        if len(threads) == 1:
+            threads[0].run()        # one unit: in this thread, so a Ctrl-C lands where it is
+        else:
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+        return results

@@ -1,0 +1,118 @@
+"""What a run found: a RaceResult per race, a ScenarioResult per scenario on one device."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from harness.outcome import Outcome, Record
+from harness.run.judge import event_record
+from harness.scenarios.model import Scenario
+from harness.session.health import LinkHealth
+
+
+@dataclass
+class RaceResult:
+    index: int
+    env: dict
+    status: Outcome = Outcome.PASS
+    failures: list[str] = field(default_factory=list)
+    verdicts: list[dict] = field(default_factory=list)
+    latency: dict = field(default_factory=dict)
+    timing_errors_us: list[int] = field(default_factory=list)
+    start_dev_us: int = 0
+    health: dict = field(default_factory=dict)
+    error: str = ""
+    frames: list = field(default_factory=list, repr=False)
+    unit: object = field(default=None, repr=False)
+
+    @property
+    def events(self) -> list[dict]:
+        """The race's events, device times relative to the race start (built when asked for)."""
+        if self.unit is None:
+            return []
+        return [event_record(f, self.start_dev_us, self.unit) for f in self.frames]
+
+    def as_dict(self, with_events: bool = False) -> dict:
+        d = {"index": self.index, "env": {k: v for k, v in self.env.items() if k != "race"}, "status": self.status,
+             "failures": self.failures, "verdicts": self.verdicts, "latency": self.latency,
+             "timing_errors_us": self.timing_errors_us, "error": self.error}
+        if with_events or self.status is not Outcome.PASS:
+            d["events"] = self.events
+        return d
+
+
+@dataclass
+class ScenarioResult:
+    scenario: Scenario
+    device: str
+    races: list[RaceResult] = field(default_factory=list)
+    status: Outcome = Outcome.PASS
+    health: LinkHealth = field(default_factory=LinkHealth)
+    mode: str = "test-mode"
+    wall_s: float = 0.0
+    error: str = ""
+
+    def latency_summary(self) -> dict:
+        out = {}
+        for key in ("device_us", "inherent_us", "processing_us", "host_us", "host_processing_us"):
+            vals = sorted(r.latency[key] for r in self.races if r.latency.get(key) is not None)
+            if vals:
+                out[key] = {"p50": _pct(vals, 50), "p99": _pct(vals, 99), "min": vals[0], "max": vals[-1],
+                            "n": len(vals)}
+        errs = sorted(abs(e) for r in self.races for e in r.timing_errors_us)
+        if errs:
+            out["timing_error_us"] = {"p50": _pct(errs, 50), "p99": _pct(errs, 99), "max": errs[-1], "n": len(errs)}
+        return out
+
+    def record(self) -> Record:
+        """This scenario as a reported item: why it failed, its failed races, its latency figures."""
+        sc = self.scenario
+        lines = failure_lines(self)
+        message = self.error
+        if not message:
+            message = next((x.strip().lstrip("- ") for x in lines[1:] if x.strip()), str(self.status))
+        props = {f"{k}_{stat}": v[stat] for k, v in self.latency_summary().items() for stat in ("p50", "p99")
+                 if v.get(stat) is not None}
+        return Record(suite="unohil", name=sc.name, outcome=self.status, message=message,
+                      detail="\n".join(lines) or self.error, seconds=self.wall_s,
+                      classname=sc.file.replace("/", ".").rsplit(".", 1)[0], file=sc.file, line=sc.line,
+                      properties=props)
+
+    def as_dict(self) -> dict:
+        sc = self.scenario
+        return {"name": sc.name, "file": sc.file, "line": sc.line, "unit": sc.unit, "tags": list(sc.tags),
+                "device": self.device, "mode": self.mode, "status": self.status, "races": len(self.races),
+                "failed_races": sum(1 for r in self.races if r.status is not Outcome.PASS), "latency": self.latency_summary(),
+                "health": self.health.as_dict(), "wall_s": round(self.wall_s, 6), "error": self.error,
+                "results": [r.as_dict() for r in self.races]}
+
+
+def _pct(sorted_vals: list, p: float):
+    if not sorted_vals:
+        return None
+    k = min(len(sorted_vals) - 1, max(0, int(round(p / 100 * (len(sorted_vals) - 1)))))
+    return sorted_vals[k]
+
+
+def failure_lines(res: ScenarioResult, max_races: int = 3, trace_tail: int = 24) -> list[str]:
+    """The story of a scenario that did not pass, as plain lines: the one renderer of failures
+    (the console styles them, pytest and JUnit show them as they are)."""
+    sc = res.scenario
+    lines = [f"{sc.file}:{sc.line}: scenario {sc.name!r} on {res.device}: {res.status}"]
+    if res.error:
+        lines.append(f"  {res.error}")
+    bad = [r for r in res.races if r.status is not Outcome.PASS]
+    for r in bad[:max_races]:
+        env = ", ".join(f"{k}={v}" for k, v in r.env.items() if k != "race")
+        lines.append(f"  race {r.index}{' (' + env + ')' if env else ''}: {r.status}")
+        if r.error:
+            lines.append(f"    {r.error}")
+        lines += [f"    - {f}" for f in r.failures]
+        events = r.events
+        if events:
+            lines.append("    trace (device us from race start):")
+            for e in events[-trace_tail:]:
+                fields = " ".join(f"{k}={v}" for k, v in e["fields"].items())
+                lines.append(f"      {e['t_us']:>10}  {e['event']:<18} {fields}")
+    if len(bad) > max_races:
+        lines.append(f"  ... {len(bad) - max_races} more failed race(s)")
+    return lines

@@ -1,0 +1,275 @@
+"""Runs scenarios on one connected unit: schedules each race's stimuli in device time and
+collects what the unit said; run/judge.py decides, run/results.py keeps what was found.
+
+A race: bring the unit to a known state (session/prepare.py), fix a start time on the
+device clock, then schedule each step at its device time (INJECT when the device has test
+mode; otherwise wait for that time and press with INPUT, measuring how far off the press
+landed). Event anchors ("green + 180000") resolve to the latest such event at or before
+the previous step's time among those received, or, if there is none yet, to the first one
+to come; "next green" resolves to the first green at or after the previous step's time.
+"""
+from __future__ import annotations
+
+import heapq
+import time
+from typing import Callable
+
+from protocol import Frame
+
+from harness.errors import DeviceReset, HarnessError, LinkError, Nak, WaitTimeout
+from harness.outcome import Outcome, worst
+from harness.run.judge import judge
+from harness.run.results import RaceResult, ScenarioResult
+from harness.scenarios import expr
+from harness.scenarios.model import Scenario, Step
+from harness.scenarios.units import UNITS
+from harness.session.driver import Driver
+from harness.session.prepare import prepare
+
+
+VIRTUAL_LEAD_US = 1000
+REAL_LEAD_US = 30_000
+
+
+class ScheduleError(HarnessError):
+    """The scenario asks for a stimulus at a time that had passed before the host could know it."""
+
+
+class Runner:
+    """Runs scenarios on one connected driver."""
+
+    def __init__(self, driver: Driver, *, host_timed: bool = False,
+                 progress: Callable[[Scenario, int], None] | None = None):
+        self.d = driver
+        self.host_timed = host_timed or not driver.has_cap("test_mode")
+        self.progress = progress
+
+    # ---- scenario level ----
+
+    def run(self, sc: Scenario) -> ScenarioResult:
+        res = ScenarioResult(sc, self.d.url, mode="host-timed" if self.host_timed else "test-mode")
+        health0 = self.d.health.copy()
+        t0 = time.perf_counter()
+        if self.d.kind != sc.unit:
+            res.status, res.error = Outcome.SKIP, f"{self.d.url} is a {self.d.kind} unit, the scenario needs {sc.unit}"
+            return res
+        if sc.timing == "exact" and self.host_timed:
+            res.status, res.error = Outcome.SKIP, ("needs test mode: its stimuli must land on exact device "
+                                                "microseconds, which host-timed presses cannot promise")
+            return res
+        for env in sc.races:
+            race = self._race_guarded(sc, env)
+            res.races.append(race)
+            if self.progress is not None:
+                self.progress(sc, race.index)
+            if race.status in (Outcome.RESET, Outcome.LINK_ERROR):
+                self._recover()
+        res.status = worst(r.status for r in res.races)
+        res.health = self.d.health.minus(health0)
+        res.wall_s = time.perf_counter() - t0
+        return res
+
+    def _recover(self) -> None:
+        """After a reset or link error: reconnect so the next race runs on a known unit."""
+        try:
+            self.d.reconnect()
+        except HarnessError:
+            pass
+
+    def _race_guarded(self, sc: Scenario, env: dict) -> RaceResult:
+        race = RaceResult(env["race"], env)
+        h0 = self.d.health.copy()
+        aborted = True
+        try:
+            self._race(sc, env, race)
+        except DeviceReset as exc:
+            race.status, race.error = Outcome.RESET, str(exc)
+        except LinkError as exc:
+            race.status, race.error = Outcome.LINK_ERROR, str(exc)
+        except ScheduleError as exc:
+            race.status, race.error = Outcome.ERROR, str(exc)
+        except Nak as exc:
+            race.status, race.error = Outcome.FAIL, str(exc)
+            race.failures.append(str(exc))
+        else:
+            aborted = False
+        if aborted:
+            self.d.dirty = True
+        dh = self.d.health.minus(h0)
+        race.health = {k: v for k, v in dh.as_dict().items() if v and k not in ("frames_rx", "frames_tx", "bytes_rx")}
+        if race.status is Outcome.PASS and dh.events_lost:
+            race.status = Outcome.LINK_ERROR
+            race.error = f"{dh.events_lost} event(s) lost on the link and not recoverable"
+        elif race.status is Outcome.FAIL and dh.events_lost:
+            # A failure judged on an incomplete event stream is the link's fault, not the device's.
+            race.status = Outcome.LINK_ERROR
+            race.error = f"{dh.events_lost} event(s) lost on the link; the failure cannot be trusted"
+        return race
+
+    # ---- race level ----
+
+    def _start_time(self) -> int:
+        """The race's time zero on the device clock: far enough ahead for its first stimulus."""
+        d = self.d
+        if d.link.virtual and (d.clock.estimate or d.sync_clock()).best_rtt_us == 0:
+            return d.last_reply_dev_us + VIRTUAL_LEAD_US
+        # A link with transit time (a virtual one with delay faults, too) needs a real lead.
+        return d.device_now() + REAL_LEAD_US
+
+    def _race(self, sc: Scenario, env: dict, race: RaceResult) -> None:
+        d = self.d
+        d.inbox.clear()
+        self._queue: list = []
+        self._race_ref = race
+        prepare(d, sc.config, None if sc.seed is None else sc.seed + env["race"])
+        start = self._start_time()
+        race.start_dev_us = start
+        self._frontier = start - 1      # the latest event time the steps so far had to wait for
+        self._file = sc.file
+        events: list[Frame] = []
+        anchors = {"start": start, "previous": start}
+        unit = UNITS[sc.unit]
+        scheduled: list[tuple[Step, int, int, int]] = []   # step, input, edge, time
+        last_t = start
+        for step in sc.steps:
+            if step.at.anchor in unit.anchors:
+                anchors[step.at.anchor] = self._anchor(unit.anchors[step.at.anchor], step.at, anchors["previous"],
+                                                       events, sc, step)
+                self._frontier = max(self._frontier, anchors[step.at.anchor])
+            t = step.at.resolve(anchors, env)
+            every = expr.evaluate(step.every, env) if step.every is not None else 0
+            for k in range(step.times):
+                tk = t + k * every
+                for inp, edge, val, at in self._stimuli(step, tk, env):
+                    self._apply(step, inp, edge, val, at, events, race)
+                    scheduled.append((step, inp, edge, at))
+                    last_t = max(last_t, at)
+                anchors["previous"] = tk
+        n_verdicts = sc.verdict_count
+        verdict_name = unit.verdict
+        got = [f for f in events if f.msg.NAME == verdict_name]
+        deadline_note = f"{n_verdicts} {verdict_name} event(s) of scenario {sc.name!r}"
+        while len(got) < n_verdicts:
+            f = self._wait_event(lambda f: f.msg.NAME == verdict_name, sc.timeout_us,
+                                 f"{verdict_name} ({len(got) + 1} of {deadline_note})", events)
+            got.append(f)
+        end = last_t
+        if got:
+            end = max(end, got[-1].dev_us)
+        if sc.end is not None:
+            if sc.end.anchor in unit.anchors:
+                anchors[sc.end.anchor] = self._anchor(unit.anchors[sc.end.anchor], sc.end, anchors["previous"],
+                                                      events, sc, None)
+            end = max(end, sc.end.resolve(anchors, env))
+        elif not n_verdicts:
+            end = max(end, anchors["previous"] + 1_000_000)
+        self._wait_time(end, events)
+        self._wait_time(max((q[0] for q in self._queue), default=end), events)
+        # An event lost at the very end has no later event to reveal its gap: ask the device how
+        # far it got, so the race is judged on everything it said (or becomes a link error).
+        d.confirm_events(events)
+        events = [f for f in events if f.dev_us >= start - 1]
+        judge(sc, env, race, events, scheduled, host_timed=self.host_timed, clock=d.clock.estimate)
+
+    def _anchor(self, name: str, spec, previous: int, events: list[Frame], sc: Scenario, step: Step | None) -> int:
+        """Device time of an event anchor.
+
+        "green": the latest green received so far at or before the previous step's time,
+        or, if there is none yet, the first one to come. "next green": the first green at
+        or after the previous step's time (for events that happen again).
+        """
+        where = "the end" if step is None else f"step at line {step.line}"
+        what = f"{name} (anchor of {where} in {sc.name!r})"
+        if spec.next:
+            for f in events:
+                if f.msg.NAME == name and f.dev_us >= previous:
+                    return f.dev_us
+            f = self._wait_event(lambda f: f.msg.NAME == name and f.dev_us >= previous, sc.timeout_us, what,
+                                 events)
+            return f.dev_us
+        best = None
+        for f in events:
+            if f.msg.NAME == name and f.dev_us <= previous:
+                best = f
+        if best is not None:
+            return best.dev_us
+        for f in events:
+            if f.msg.NAME == name:
+                return f.dev_us
+        f = self._wait_event(lambda f: f.msg.NAME == name, sc.timeout_us, what, events)
+        return f.dev_us
+
+    def _stimuli(self, step: Step, t: int, env: dict):
+        if step.action == "wait":
+            return []
+        if step.action == "hold":
+            dur = expr.evaluate(step.hold_for, env)
+            inputs = [i for i in range(16) if step.value >> i & 1]
+            return [(i, "press", 0, t) for i in inputs] + [(i, "release", 0, t + dur) for i in inputs]
+        return [(step.input, step.action_edge, step.value, t)]
+
+    def _apply(self, step: Step, inp: int, edge: str, value: int, at: int, events: list[Frame],
+               race: RaceResult) -> None:
+        if not self.host_timed:
+            try:
+                self.d.inject(at, inp, edge, value)
+            except Nak as exc:
+                if exc.error != "too_late":
+                    raise
+                where = f"the step at line {step.line} ({step.text} at {step.at.text})"
+                if at <= self._frontier:
+                    # Impossible on any link: steps are scheduled in order, and to get to this one the
+                    # runner had to see an event at or after its time.
+                    raise ScheduleError(f"{self._file}:{step.line}: {where} is at {at - race.start_dev_us} us, "
+                                        f"not after the "
+                                        f"{self._frontier - race.start_dev_us} us of an event the steps "
+                                        f"before it wait for; anchor it on an earlier event or give it "
+                                        f"more time") from None
+                # Its time was still ahead when the runner could know it: the link or the host was too slow.
+                raise LinkError(f"INJECT too_late: {where} was still ahead when the runner could schedule it, "
+                                f"but past when the INJECT arrived; the link is too slow for this schedule"
+                                ) from None
+            return
+        heapq.heappush(self._queue, (at, len(self._queue) + 1_000_000 * race.index, step, inp, edge, value))
+
+    # Host-timed presses wait in a queue ordered by device time; every wait below fires
+    # the ones that fall due while it waits, so presses go out in time order whatever
+    # order the steps resolved in.
+
+    def _press_due(self, until: int, events: list[Frame]) -> None:
+        q = self._queue
+        while q and q[0][0] <= until:
+            at, _, step, inp, edge, value = heapq.heappop(q)
+            self.d.wait_until(at, collect=events, margin_us=0)
+            try:
+                self.d.input(inp, edge, value)
+            except Nak as exc:
+                # The unit also reports the refusal as INPUT_SEEN, which the step's expectation judges.
+                if step.expect != "refused":
+                    self._race_ref.failures.append(f"step at line {step.line} ({step.text}): {exc}")
+
+    def _wait_time(self, t: int, events: list[Frame]) -> None:
+        if self._queue:
+            self._press_due(t, events)
+        self.d.wait_until(t, collect=events)
+
+    def _wait_event(self, pred, timeout_us: int, what: str, events: list[Frame]) -> Frame:
+        d = self.d
+        deadline = d.now_us() + timeout_us
+        while self._queue:
+            est = d.clock.estimate or d.sync_clock()
+            next_at = self._queue[0][0]
+            budget = int(est.to_host(next_at)) - d.now_us()
+            if budget > 0:
+                try:
+                    return d.wait_for(pred, budget, what, collect=events, probe=False)
+                except WaitTimeout:
+                    pass
+            n = len(events)
+            self._press_due(next_at, events)
+            for f in events[n:]:
+                if pred(f):
+                    return f
+            if d.now_us() > deadline:
+                break
+        return d.wait_for(pred, max(0, deadline - d.now_us()), what, collect=events)

@@ -1,0 +1,106 @@
+"""A scenario as the runner sees it: validated dataclasses, built by load.py from a YAML file."""
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from harness.scenarios import expr
+
+
+@dataclass(frozen=True)
+class TimeSpec:
+    anchor: str
+    offset: ast.expr
+    text: str
+    next: bool = False      # "next green": the first occurrence at or after the previous step's time
+
+    def resolve(self, anchors: dict[str, int], env: dict[str, int]) -> int:
+        return anchors[self.anchor] + expr.evaluate(self.offset, env)
+
+
+@dataclass(frozen=True)
+class Matcher:
+    """Expected value of one field: exact, one of, range, or value with tolerance."""
+
+    kind: str
+    values: tuple = ()
+    lo: int | None = None
+    hi: int | None = None
+    label: str = ""
+
+    def check(self, v: Any) -> bool:
+        if self.kind == "eq":
+            return v == self.values[0]
+        if self.kind == "any":
+            return v in self.values
+        return (self.lo is None or v >= self.lo) and (self.hi is None or v <= self.hi)
+
+    def describe(self) -> str:
+        return self.label
+
+
+@dataclass(frozen=True)
+class EventPattern:
+    name: str
+    fields: dict[str, Matcher]
+    text: str
+
+
+@dataclass
+class Step:
+    action: str
+    input: int | None
+    action_edge: str              # press | release | none
+    value: int
+    at: TimeSpec
+    times: int = 1
+    every: ast.expr | None = None
+    hold_for: ast.expr | None = None
+    expect: str | None = None     # acted | reported | refused
+    error: int | None = None
+    line: int = 0
+    text: str = ""
+
+
+@dataclass
+class Expectation:
+    when: ast.expr | None = None
+    when_text: str = ""
+    verdicts: list[dict[str, Matcher]] = field(default_factory=list)
+    events: list[EventPattern] = field(default_factory=list)
+    absent: list[str] = field(default_factory=list)
+    count: dict[str, Matcher] = field(default_factory=dict)
+    latency: dict[str, Matcher] = field(default_factory=dict)
+    reaction: dict[str, Matcher] = field(default_factory=dict)
+
+
+@dataclass
+class Scenario:
+    name: str
+    file: str
+    line: int
+    unit: str
+    tags: tuple[str, ...]
+    seed: int | None
+    config: dict[str, int]
+    races: list[dict[str, int]]     # one environment of sweep variables per race
+    steps: list[Step]
+    expectations: list[Expectation]
+    end: TimeSpec | None
+    timeout_us: int
+    description: str = ""
+    timing: str = "any"            # "exact": needs test mode (stimuli at exact device times)
+    min_verdicts: int = 0          # wait for at least this many verdicts even with no verdict expectation
+
+    def with_races(self, races: list[dict[str, int]]) -> "Scenario":
+        return replace(self, races=races)
+
+    @property
+    def verdict_count(self) -> int:
+        return max([self.min_verdicts] + [len(e.verdicts) for e in self.expectations])
+
+    @property
+    def id(self) -> str:
+        return f"{Path(self.file).stem}::{self.name}"
