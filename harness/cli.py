@@ -204,7 +204,7 @@ def cmd_bench(args) -> int:
 
 
 def cmd_emulate(args) -> int:
-    from emulator.__main__ import run as emulate_run
+    from emulator.cli import run as emulate_run
     return emulate_run(args)
 
 
@@ -241,7 +241,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_hello)
 
     try:
-        from emulator.__main__ import add_arguments
+        from emulator.cli import add_arguments
     except ImportError:  # pragma: no cover - the emulator package is part of the distribution
         add_arguments = None
     if add_arguments is not None:

@@ -171,7 +171,7 @@ def test_bad_arguments_exit_2():
 
 def test_mountable_argument_parser():
     import argparse
-    from emulator.__main__ import add_arguments
+    from emulator.cli import add_arguments
     parser = argparse.ArgumentParser()
     add_arguments(parser)
     args = parser.parse_args(["showdown", "--tcp", "127.0.0.1:0", "--count", "3", "--clock", "virtual"])
