@@ -29,12 +29,14 @@ import signal
 import sys
 from dataclasses import replace
 
+from protocol.catalogue import ENUM_VALUES
+
 from .clock import RealClock
 from .device import Device, model_class
 from .faults import parse as parse_faults
 from .serve import PtyPort, Server, TcpPort
 
-KINDS = ("showdown", "flash", "launcher")
+KINDS = tuple(ENUM_VALUES["unit_kind"])
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
