@@ -15,7 +15,7 @@ from protocol.devtime import wrap
 from protocol.vectors import pick
 
 from emulator.inprocess import VirtualLink
-from emulator.probe import FdLink, Probe
+from emulator.probe import Probe, SelectLink
 
 ROOT = Path(__file__).resolve().parents[1]
 ERR = ENUMS["error"]
@@ -883,7 +883,7 @@ def test_pty_handshake_and_a_turn():
     try:
         path = proc.stdout.readline().strip()
         assert path.startswith("/dev/"), proc.stderr.read()
-        link = FdLink.open_path(path)
+        link = SelectLink.open_path(path)
         try:
             p = Probe(link)
             ident = p.request(msg.HELLO(1, 0), timeout_us=5_000_000).msg
