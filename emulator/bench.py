@@ -26,7 +26,7 @@ from protocol import PARAMS_BY_NAME, StreamDecoder, encode, msg
 from protocol.devtime import diff, wrap
 
 from .inprocess import VirtualLink, start_real
-from .probe import FdLink, Probe
+from .probe import Probe, SelectLink
 
 A, B, TIMER, LOAD = 0, 1, 2, 3
 COUNTDOWN = 500_000
@@ -62,14 +62,14 @@ def real_lateness(races: int = 40, process: bool = False) -> list[int]:
     if process:
         proc = subprocess.Popen([sys.executable, "-m", "emulator", "showdown", "--pty"], stdout=subprocess.PIPE,
                                 text=True)
-        link = FdLink.open_path(proc.stdout.readline().strip())
+        link = SelectLink.open_path(proc.stdout.readline().strip())
 
         def stop():
             proc.send_signal(signal.SIGTERM)
             proc.wait()
     else:
         sock, stop = start_real("showdown", seed=1)
-        link = FdLink(sock=sock)
+        link = SelectLink(sock=sock)
     p = Probe(link)
     late = []
     try:

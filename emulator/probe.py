@@ -1,9 +1,10 @@
 """A minimal host for the emulator's own tests and measurements.
 
 It speaks the protocol over any link with read(timeout_us) -> (bytes, host_us) and
-write(bytes) (a VirtualLink, or FdLink over a pty or socket), records every frame it
+write(bytes) (a VirtualLink, or SelectLink over a pty or socket), records every frame it
 receives in order, and matches replies by cmd_seq. It is deliberately naive (no
-time sync, no recovery): the harness is the real host.
+time sync, no recovery): the harness is the real host, and harness.links.FdLink its
+real link to a descriptor.
 """
 from __future__ import annotations
 
@@ -15,17 +16,15 @@ import time
 from protocol import Frame, FrameError, StreamDecoder, encode
 
 
-class FdLink:
-    """A pty master/slave path or a socket, read with select."""
-
-    virtual = False
+class SelectLink:
+    """A pty master/slave path or a socket, read with select; no more than the probe needs."""
 
     def __init__(self, fd: int | None = None, sock: socket.socket | None = None):
         self.sock = sock
         self.fd = sock.fileno() if sock is not None else fd
 
     @classmethod
-    def open_path(cls, path: str) -> "FdLink":
+    def open_path(cls, path: str) -> "SelectLink":
         import termios
         import tty
         fd = os.open(path, os.O_RDWR | os.O_NOCTTY)

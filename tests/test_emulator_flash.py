@@ -4,9 +4,6 @@ game over a real pty."""
 from __future__ import annotations
 
 import random
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
@@ -15,9 +12,8 @@ from protocol.devtime import wrap
 from protocol.vectors import pick
 
 from emulator.inprocess import VirtualLink
-from emulator.probe import FdLink, Probe
+from emulator.probe import Probe, SelectLink
 
-ROOT = Path(__file__).resolve().parents[1]
 ERR = ENUMS["error"]
 DISP = ENUMS["disposition"]
 SRC = ENUMS["input_source"]
@@ -877,33 +873,28 @@ def test_same_seed_same_bytes():
 
 # ---- served over a real pty ----
 
-def test_pty_handshake_and_a_turn():
-    proc = subprocess.Popen([sys.executable, "-m", "emulator", "flash", "--pty", "--seed", "3"], cwd=ROOT,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+def test_pty_handshake_and_a_turn(emulator_process):
+    proc, (path,) = emulator_process("flash", "--pty", "--seed", "3")
+    assert path.startswith("/dev/")
+    link = SelectLink.open_path(path)
     try:
-        path = proc.stdout.readline().strip()
-        assert path.startswith("/dev/"), proc.stderr.read()
-        link = FdLink.open_path(path)
-        try:
-            p = Probe(link)
-            ident = p.request(msg.HELLO(1, 0), timeout_us=5_000_000).msg
-            assert (ident.kind, ident.players) == (ENUMS["unit_kind"].flash, 6)
-            now = p.request(msg.TIME_SYNC(0), timeout_us=5_000_000).msg.t3_us
-            t = now + 50_000
-            for at, inp, value in ((t, 0, 0), (t + 1, 3, 0), (t + 2, SWITCH, SPEED.four_seconds), (t + 3, PLAY, 0)):
-                assert p.request(msg.INJECT(wrap(at), inp, PRESS, value), timeout_us=5_000_000).name == "ACK"
-            sel = p.wait_event("FL_SELECTED", 5_000_000)
-            assert (sel.msg.turn, sel.msg.turn_time_us) == (1, SHORT)
-            end = wrap(t + 3 + 250_000)
-            assert p.request(msg.INJECT(end, sel.msg.player, PRESS, 0), timeout_us=5_000_000).name == "ACK"
-            te = p.wait_event("FL_TURN_END", 5_000_000)
-            assert (te.msg.player, te.msg.elapsed_us) == (sel.msg.player, 250_000)    # exact on any clock
-            seen = [f for f in p.events("INPUT_SEEN") if f.msg.input == sel.msg.player]
-            assert seen[-1].time_us == end and seen[-1].msg.source == SRC.injected
-            assert p.wait_event("FL_SELECTED", 5_000_000).msg.turn == 2
-        finally:
-            link.close()
+        p = Probe(link)
+        ident = p.request(msg.HELLO(1, 0), timeout_us=5_000_000).msg
+        assert (ident.kind, ident.players) == (ENUMS["unit_kind"].flash, 6)
+        now = p.request(msg.TIME_SYNC(0), timeout_us=5_000_000).msg.t3_us
+        t = now + 50_000
+        for at, inp, value in ((t, 0, 0), (t + 1, 3, 0), (t + 2, SWITCH, SPEED.four_seconds), (t + 3, PLAY, 0)):
+            assert p.request(msg.INJECT(wrap(at), inp, PRESS, value), timeout_us=5_000_000).name == "ACK"
+        sel = p.wait_event("FL_SELECTED", 5_000_000)
+        assert (sel.msg.turn, sel.msg.turn_time_us) == (1, SHORT)
+        end = wrap(t + 3 + 250_000)
+        assert p.request(msg.INJECT(end, sel.msg.player, PRESS, 0), timeout_us=5_000_000).name == "ACK"
+        te = p.wait_event("FL_TURN_END", 5_000_000)
+        assert (te.msg.player, te.msg.elapsed_us) == (sel.msg.player, 250_000)    # exact on any clock
+        seen = [f for f in p.events("INPUT_SEEN") if f.msg.input == sel.msg.player]
+        assert seen[-1].time_us == end and seen[-1].msg.source == SRC.injected
+        assert p.wait_event("FL_SELECTED", 5_000_000).msg.turn == 2
     finally:
-        proc.terminate()
-        proc.wait(timeout=10)
-    assert proc.returncode == 0
+        link.close()
+    proc.terminate()
+    assert proc.wait(timeout=10) == 0

@@ -4,10 +4,7 @@ fire-chance and burst-size statistics, the accounting over long random runs, and
 from __future__ import annotations
 
 import random
-import subprocess
-import sys
 from collections import Counter
-from pathlib import Path
 
 import pytest
 
@@ -16,9 +13,8 @@ from protocol.devtime import wrap
 from protocol.vectors import burst_total, burst_weights, fire_chance, fires, sample_burst
 
 from emulator.inprocess import VirtualLink
-from emulator.probe import FdLink, Probe
+from emulator.probe import Probe, SelectLink
 
-ROOT = Path(__file__).resolve().parents[1]
 ERR = ENUMS["error"]
 DISP = ENUMS["disposition"]
 SRC = ENUMS["input_source"]
@@ -515,32 +511,27 @@ def test_accounting_invariant_over_long_random_runs(seed):
 
 # ---- served over a real pty ----
 
-def test_pty_handshake_and_a_press():
-    proc = subprocess.Popen([sys.executable, "-m", "emulator", "launcher", "--pty", "--seed", "3"], cwd=ROOT,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+def test_pty_handshake_and_a_press(emulator_process):
+    proc, (path,) = emulator_process("launcher", "--pty", "--seed", "3")
+    assert path.startswith("/dev/")
+    link = SelectLink.open_path(path)
     try:
-        path = proc.stdout.readline().strip()
-        assert path.startswith("/dev/"), proc.stderr.read()
-        link = FdLink.open_path(path)
-        try:
-            p = Probe(link)
-            ident = p.request(msg.HELLO(1, 0), timeout_us=5_000_000).msg
-            assert (ident.kind, ident.card_capacity) == (ENUMS["unit_kind"].launcher, 60)
-            assert p.request(msg.CONFIG_SET(PARAMS_BY_NAME["fire_base_permille"].id, 1000),
-                             timeout_us=5_000_000).name == "CONFIG_VALUE"
-            now = p.request(msg.TIME_SYNC(0), timeout_us=5_000_000).msg.t3_us
-            t = now + 50_000
-            for at, inp, action, value in ((t, DOOR, PRESS, 0), (t + 1, LOAD, PRESS, 20), (t + 2, DOOR, RELEASE, 0),
-                                           (t + 10, BUTTON, PRESS, 0)):
-                assert p.request(msg.INJECT(wrap(at), inp, action, value), timeout_us=5_000_000).name == "ACK"
-            res = p.wait_event("LA_RESULT", 5_000_000).msg
-            cards = [f.msg for f in p.events("LA_CARD")]
-            assert res.press_us == wrap(t + 10) and res.fired == res.planned == len(cards) >= 1
-            assert res.knowable_us == wrap(t + 10 + MOTOR + (res.fired - 1) * INTERVAL)
-            assert res.loaded_total == res.inside + res.fired_total == 20
-        finally:
-            link.close()
+        p = Probe(link)
+        ident = p.request(msg.HELLO(1, 0), timeout_us=5_000_000).msg
+        assert (ident.kind, ident.card_capacity) == (ENUMS["unit_kind"].launcher, 60)
+        assert p.request(msg.CONFIG_SET(PARAMS_BY_NAME["fire_base_permille"].id, 1000),
+                         timeout_us=5_000_000).name == "CONFIG_VALUE"
+        now = p.request(msg.TIME_SYNC(0), timeout_us=5_000_000).msg.t3_us
+        t = now + 50_000
+        for at, inp, action, value in ((t, DOOR, PRESS, 0), (t + 1, LOAD, PRESS, 20), (t + 2, DOOR, RELEASE, 0),
+                                       (t + 10, BUTTON, PRESS, 0)):
+            assert p.request(msg.INJECT(wrap(at), inp, action, value), timeout_us=5_000_000).name == "ACK"
+        res = p.wait_event("LA_RESULT", 5_000_000).msg
+        cards = [f.msg for f in p.events("LA_CARD")]
+        assert res.press_us == wrap(t + 10) and res.fired == res.planned == len(cards) >= 1
+        assert res.knowable_us == wrap(t + 10 + MOTOR + (res.fired - 1) * INTERVAL)
+        assert res.loaded_total == res.inside + res.fired_total == 20
     finally:
-        proc.terminate()
-        proc.wait(timeout=10)
-    assert proc.returncode == 0
+        link.close()
+    proc.terminate()
+    assert proc.wait(timeout=10) == 0

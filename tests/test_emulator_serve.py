@@ -15,7 +15,7 @@ from protocol import ENUMS, PARAMS_BY_NAME, msg
 from protocol.devtime import wrap
 
 from emulator.inprocess import start_real
-from emulator.probe import FdLink, Probe
+from emulator.probe import Probe, SelectLink
 
 ROOT = Path(__file__).resolve().parents[1]
 R = ENUMS["showdown_reason"]
@@ -78,7 +78,7 @@ def pty_unit():
 def test_pty_handshake_and_race(pty_unit):
     proc, path = pty_unit
     assert path.startswith("/dev/")
-    link = FdLink.open_path(path)
+    link = SelectLink.open_path(path)
     try:
         p = Probe(link)
         v = race(p)
@@ -92,10 +92,10 @@ def test_pty_handshake_and_race(pty_unit):
 
 def test_pty_reopen_gets_the_same_unit(pty_unit):
     proc, path = pty_unit
-    link = FdLink.open_path(path)
+    link = SelectLink.open_path(path)
     boot_id = Probe(link).request(msg.HELLO(1, 0), timeout_us=5_000_000).msg.boot_id
     link.close()
-    link = FdLink.open_path(path)
+    link = SelectLink.open_path(path)
     try:
         p = Probe(link)
         link.write(b"\0")                            # end any partial frame left behind
@@ -113,13 +113,13 @@ def test_tcp_two_units_and_reconnect():
         serials = []
         for url in urls:
             ser = serial.serial_for_url(url, timeout=5)
-            link = FdLink(sock=ser._socket)
+            link = SelectLink(sock=ser._socket)
             ident = Probe(link).request(msg.HELLO(1, 0), timeout_us=5_000_000).msg
             serials.append((ident.serial, ident.seed))
             ser.close()
         assert serials == [(70, 3), (71, 4)]
         ser = serial.serial_for_url(urls[0], timeout=5)         # reconnect: a working unit
-        p = Probe(FdLink(sock=ser._socket))
+        p = Probe(SelectLink(sock=ser._socket))
         race(p)
         ser.close()
     finally:
@@ -130,7 +130,7 @@ def test_tcp_two_units_and_reconnect():
 def test_start_real_race_and_stop():
     sock, stop_unit = start_real("showdown", seed=9, serial=3)
     try:
-        p = Probe(FdLink(sock=sock))
+        p = Probe(SelectLink(sock=sock))
         v = race(p)
         assert v.time_us - v.msg.knowable_us >= 0         # never early
     finally:
@@ -142,7 +142,7 @@ def test_start_real_race_and_stop():
 def test_start_real_pinned_timers_are_exact():
     sock, stop_unit = start_real("showdown", seed=9, pin_due=True)
     try:
-        v = race(Probe(FdLink(sock=sock)))
+        v = race(Probe(SelectLink(sock=sock)))
         assert v.time_us == v.msg.knowable_us
     finally:
         stop_unit()
@@ -151,7 +151,7 @@ def test_start_real_pinned_timers_are_exact():
 
 def test_served_virtual_clock_over_pty():
     proc, (path,) = spawn("showdown", "--pty", "--clock", "virtual")
-    link = FdLink.open_path(path)
+    link = SelectLink.open_path(path)
     try:
         v = race(Probe(link))
         assert v.time_us == v.msg.knowable_us
@@ -171,7 +171,7 @@ def test_bad_arguments_exit_2():
 
 def test_mountable_argument_parser():
     import argparse
-    from emulator.__main__ import add_arguments
+    from emulator.cli import add_arguments
     parser = argparse.ArgumentParser()
     add_arguments(parser)
     args = parser.parse_args(["showdown", "--tcp", "127.0.0.1:0", "--count", "3", "--clock", "virtual"])

@@ -1,0 +1,151 @@
+"""python -m emulator KIND [--pty | --tcp HOST:PORT] [--count N] [--clock real|virtual] ...
+
+Serves N independent units until SIGINT or SIGTERM. stdout gets one line per unit:
+the path or URL a host opens (a pty's /dev/pts/N, or socket://HOST:PORT), so a
+script can read the lines and connect; everything else goes to stderr.
+
+Unit i (from 0) gets serial SERIAL+i and seed SEED+i. With --tcp HOST:PORT, unit i
+listens on PORT+i; PORT 0 gives every unit a free port.
+
+--faults SPEC puts every unit behind a faulty line, in real time (emulator/faults.py has
+the vocabulary: corrupt=1e-3,dropframe=1e-3,delay=50us..2ms,...); with seed=S in it,
+unit i's faults are seeded S+i. What the faults did is printed to stderr at the end.
+
+Clocks: a served unit cannot be on the in-process virtual clock (nobody drives it),
+so both run at real speed.
+  real     device time is the real monotonic clock; header times show when things
+           really happened, processing lateness included (a verdict typically a
+           few microseconds after knowable_us).
+  virtual  paced by the real clock, but each timer runs with device time pinned to
+           its due time, as on the in-process virtual clock: timer-driven header
+           times are exact (verdict time == knowable_us), command times are real.
+"""
+from __future__ import annotations
+
+import argparse
+import gc
+import os
+import signal
+import sys
+from dataclasses import replace
+
+from protocol.catalogue import ENUM_VALUES
+
+from .clock import RealClock
+from .device import Device, model_class
+from .faults import parse as parse_faults
+from .serve import PtyPort, Server, TcpPort
+
+KINDS = tuple(ENUM_VALUES["unit_kind"])
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("kind", choices=KINDS, help="unit to emulate")
+    where = parser.add_mutually_exclusive_group()
+    where.add_argument("--pty", action="store_true", help="serve on a new pty per unit (the default)")
+    where.add_argument("--tcp", metavar="HOST:PORT", help="serve on TCP (PORT 0: any free port)")
+    parser.add_argument("--count", type=int, default=1, metavar="N", help="number of independent units")
+    parser.add_argument("--clock", choices=("real", "virtual"), default="real",
+                        help="real: true device time; virtual: timers at exact device times (default real)")
+    parser.add_argument("--seed", type=int, default=1, help="rng_seed of unit 0 (unit i: SEED+i)")
+    parser.add_argument("--serial", type=int, default=1, help="serial number of unit 0 (unit i: SERIAL+i)")
+    parser.add_argument("--boot-time-us", type=int, default=0, metavar="US",
+                        help="device counter at boot (e.g. 4294000000 to cross the u32 wrap soon)")
+    parser.add_argument("--card-capacity", type=int, default=None, metavar="N", help="unit option card_capacity")
+    parser.add_argument("--players", type=int, default=None, metavar="N", help="unit option players")
+    parser.add_argument("--faults", metavar="SPEC", default=None,
+                        help="a faulty line, e.g. corrupt=1e-3,dropframe=1e-3,delay=50us..2ms,seed=7 "
+                             "(vocabulary: emulator/faults.py)")
+    parser.add_argument("--realtime", action="store_true",
+                        help="run the serving loop at real-time priority (SCHED_FIFO) when permitted, as a "
+                             "microcontroller's timer interrupt would; falls back with a warning")
+    parser.add_argument("--no-rehearsal", action="store_true",
+                        help="spin idle before a due time instead of replaying the game on a throwaway copy to "
+                             "keep its code in the CPU's caches (emulator/rehearsal.py)")
+    parser.add_argument("--print-origin", action="store_true",
+                        help="after the paths, print 'origin PATH US' per unit: the host monotonic time in us "
+                             "at which its device time was 0 (clock real only; for latency measurements)")
+
+
+def _parse_tcp(text: str, count: int = 1) -> tuple[str, int]:
+    host, sep, port = text.rpartition(":")
+    if not sep or not port.isdigit():
+        raise ValueError(f"--tcp wants HOST:PORT, e.g. 127.0.0.1:7000, not {text!r}")
+    if int(port) and int(port) + count - 1 > 65535:
+        raise ValueError(f"--tcp {text}: ports go up to 65535" + (f" (unit i listens on PORT+i, {count} units)"
+                                                                   if count > 1 else ""))
+    return host.strip("[]") or "127.0.0.1", int(port)
+
+
+def _realtime() -> None:
+    try:
+        os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(10))
+    except (AttributeError, PermissionError, OSError) as exc:
+        print(f"emulator: --realtime not available ({exc}); running at normal priority", file=sys.stderr)
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        model_class(args.kind)
+        if args.count < 1:
+            raise ValueError("--count must be at least 1")
+        tcp = _parse_tcp(args.tcp, args.count) if args.tcp else None
+        faults = parse_faults(getattr(args, "faults", None))
+    except ValueError as exc:
+        print(f"emulator: {exc}", file=sys.stderr)
+        return 2
+    options = {k: v for k, v in (("card_capacity", args.card_capacity), ("players", args.players))
+               if v is not None}
+    clock = RealClock(pin_due=args.clock == "virtual")
+    server = Server(clock, rehearse=not getattr(args, "no_rehearsal", False))
+    try:
+        devices = []
+        for i in range(args.count):
+            device = Device(args.kind, clock, seed=args.seed + i, serial=args.serial + i,
+                            boot_time_us=args.boot_time_us, salt=os.urandom(8), **options)
+            port = TcpPort(tcp[0], tcp[1] + i if tcp[1] else 0) if tcp else PtyPort()
+            unit_faults = faults if faults is None or faults.seed is None else replace(faults, seed=faults.seed + i)
+            server.add(device, port, faults=unit_faults)
+            devices.append(device)
+    except (TypeError, ValueError, OSError) as exc:
+        server.close()
+        print(f"emulator: {exc}", file=sys.stderr)
+        return 2
+    for (_device, port) in server.units:
+        print(port.name)
+    sys.stdout.flush()
+    print(f"emulator: {args.count} {args.kind} unit(s), clock {args.clock}; SIGINT or SIGTERM stops",
+          file=sys.stderr)
+    previous = {sig: signal.signal(sig, lambda *_: server.stop()) for sig in (signal.SIGINT, signal.SIGTERM)}
+    if args.realtime:
+        _realtime()
+    try:
+        for device in devices:
+            device.start()
+        if args.print_origin:
+            # Same machine, same CLOCK_MONOTONIC: a host can turn device times into its own exactly.
+            for device, port in server.units:
+                print(f"origin {port.name} {clock.origin_us + device.epoch - device.boot_time_us}")
+            sys.stdout.flush()
+        gc.freeze()     # what start-up made lives while we serve: collections need not walk it
+        try:
+            server.run()
+        finally:
+            gc.unfreeze()
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+        server.close()
+    for (_device, port) in server.units:
+        if port in server.lines:
+            done = server.lines[port].stats
+            print(f"emulator: faults on {port.name}: "
+                  + (", ".join(f"{k} {v}" for k, v in sorted(done.items())) or "none happened"), file=sys.stderr)
+    print("emulator: stopped", file=sys.stderr)
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m emulator", description="Serve emulated uno-hil units.")
+    add_arguments(parser)
+    return run(parser.parse_args(argv))
