@@ -129,7 +129,7 @@ class Soak:
         wraps = sum(b // WRAP - a // WRAP for a, b in self.spans)
         bounded = {
             "driver inbox": len(d.inbox), "driver pending commands": len(d._pending),
-            "driver held events": len(d._held), "driver stimuli tracked": len(d._injected),
+            "driver held events": len(d.events.held), "driver stimuli tracked": len(d._injected),
             "driver history": len(d.history), "decoder bytes": d.decoder.pending,
             "unit event ring": len(dev._ring), "unit stimuli": len(dev._injects),
             "unit timers": len(dev._timers), "clock queue": len(link.clock._heap),

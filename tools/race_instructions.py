@@ -36,9 +36,10 @@ def races(n: int) -> None:
 def instructions(n: int) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "cg.out")
+        env = dict(os.environ, PYTHONHASHSEED="0")   # the same dict and set layouts in every run
         subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", sys.executable,
                         "-m", "tools.race_instructions", "--inner", str(n)],
-                       check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                       check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
         with open(out) as fh:
             text = fh.read()
     m = re.search(r"^summary:\s+(\d+)", text, re.M) or re.search(r"^totals:\s+(\d+)", text, re.M)

@@ -15,6 +15,7 @@ from protocol import Frame, FrameError, StreamDecoder, Unwrapper, catalogue as c
 from protocol import msg as M
 
 from harness.session.clocksync import ClockEstimate, ClockSync, SyncSample
+from harness.session.events import EventSequencer, Resend
 from harness.errors import CommandTimeout, DeviceMismatch, DeviceReset, LinkClosed, LinkError, Nak, WaitTimeout
 from harness.session.health import LinkHealth
 from harness.links import Link, open_link
@@ -67,9 +68,8 @@ class Driver:
         self._tx_seq = 0
         self._rx_seq: int | None = None
         self._pending: dict[int, _Pending] = {}
-        self._next_ev: int | None = None
-        self._held: dict[int, Frame] = {}
-        self._recovery: dict | None = None
+        self.events = EventSequencer(self.health, self.inbox, self.history, command_timeout_us, self._send_resend,
+                                     self._note)
         self._reset: DeviceReset | None = None
         self.caps = 0
         self.last_reply_dev_us = 0
@@ -117,7 +117,7 @@ class Driver:
 
     def expect_events_from(self, event_seq: int) -> None:
         """Start event sequencing without a handshake (for links that only emit events)."""
-        self._next_ev = event_seq & 0xFFFF
+        self.events.start(event_seq)
 
     def has_cap(self, name: str) -> bool:
         return bool(self.caps >> cat.ENUM_VALUES["capability"][name] & 1)
@@ -151,6 +151,7 @@ class Driver:
         # header-seq gaps, trace, dispatch; in-order events go straight to the inbox.
         frames = self.decoder.feed(data, host_us)
         unwrap, trace, inbox, history = self.unwrap.unwrap, self.trace, self.inbox, self.history
+        events = self.events
         rx_seq = self._rx_seq
         errors = 0
         try:
@@ -171,13 +172,16 @@ class Driver:
                     trace.frame("rx", frame)
                 kind = m.KIND
                 if kind == "event":
-                    if m.event_seq == self._next_ev and not self._held and self._recovery is None \
+                    # The next event of a stream without gaps: the sequencer's delivery, inline.
+                    if m.event_seq == events.next and not events.held and events.resend is None \
                             and m.NAME != "BOOT":
-                        self._next_ev = (m.event_seq + 1) & 0xFFFF
+                        events.next = (m.event_seq + 1) & 0xFFFF
                         inbox.append(frame)
                         history.append(frame)
+                    elif m.NAME == "BOOT":
+                        self._on_boot(frame)
                     else:
-                        self._on_event(frame)
+                        events.receive(frame, link.now_us())
                 elif kind == "reply":
                     self._on_reply(frame)
         finally:
@@ -207,130 +211,51 @@ class Driver:
             del self._pending[m.cmd_seq]
             p.on_reply(frame)
 
-    # ---- events: ordering, gaps, recovery ----
+    # ---- events: recovery's I/O (the ordering is session/events.py's) ----
 
-    def _on_event(self, frame: Frame) -> None:
-        m = frame.msg
-        if m.NAME == "BOOT":
-            self._on_boot(frame)
-            return
-        if self._next_ev is None:
-            return                      # before the session started: not ours to judge
-        d = (m.event_seq - self._next_ev) & 0xFFFF
-        if d >= 0x8000 or m.event_seq in self._held:
-            self.health.duplicates += 1
-            return
-        if d == 0:
-            self._deliver(frame)
-            self._flush_held()
-            return
-        self._held[m.event_seq] = frame
-        if len(self._held) > cat.EVENT_BUFFER * 4:
-            self._give_up_gap("too many events held behind a gap")
-        elif self._recovery is None:
-            self._request_resend(self._next_ev, d)
-
-    def _deliver(self, frame: Frame) -> None:
-        seq = frame.msg.event_seq
-        r = self._recovery
-        if r is not None and seq in r["want"]:
-            r["want"].discard(seq)
-            self.health.events_recovered += 1
-        self._next_ev = (seq + 1) & 0xFFFF
-        self.inbox.append(frame)
-        self.history.append(frame)
-
-    def _flush_held(self) -> None:
-        held = self._held
-        while held:
-            f = held.pop(self._next_ev, None)
-            if f is None:
-                break
-            self._deliver(f)
-        r = self._recovery
-        if r is not None and ((self._next_ev - r["first"]) & 0xFFFF) >= r["count"]:
-            self._recovery = None
-        if held and self._recovery is None:
-            first = min(held, key=lambda s: (s - self._next_ev) & 0xFFFF)
-            self._request_resend(self._next_ev, (first - self._next_ev) & 0xFFFF)
-
-    def _request_resend(self, first: int, count: int) -> None:
-        self.health.gaps_detected += 1
-        count = min(count, 255)
-        want = {(first + i) & 0xFFFF for i in range(count)}
-        self._recovery = {"first": first, "count": count, "want": want, "tries": 1,
-                          "deadline": self.link.now_us() + self.command_timeout_us}
-        self._send_resend()
-
-    def _send_resend(self) -> None:
-        r = self._recovery
+    def _send_resend(self, r: Resend) -> None:
         # An earlier request whose ACK never came would wait in _pending for good.
         for s in [s for s, p in self._pending.items() if p.on_reply is not None]:
             del self._pending[s]
-        seq = self._send(M.EVENT_RESEND(first_seq=r["first"], count=r["count"]))
+        seq = self._send(M.EVENT_RESEND(first_seq=r.first, count=r.count))
         self._pending[seq] = _Pending("EVENT_RESEND", on_reply=self._on_resend_reply)
 
     def _on_resend_reply(self, frame: Frame) -> None:
-        r = self._recovery
-        if r is None:
-            return
         if frame.msg.NAME != "ACK":
-            self._give_up_gap("the device refused EVENT_RESEND")
-            return
-        missing = r["count"] - frame.msg.value
-        if missing > 0:
-            # The device keeps only its newest events; the oldest of the range are gone for good.
-            self._skip_lost(missing)
+            self.events.give_up("the device refused EVENT_RESEND", self.link.now_us())
+        else:
+            self.events.answered(frame.msg.value, self.link.now_us())
 
-    def _skip_lost(self, n: int) -> None:
-        self.health.events_lost += n
-        for _ in range(n):
-            if self._recovery is not None:
-                self._recovery["want"].discard(self._next_ev)
-            self._next_ev = (self._next_ev + 1) & 0xFFFF
-        self._flush_held()
-
-    def _give_up_gap(self, why: str) -> None:
-        if not self._held:
-            r, self._recovery = self._recovery, None
-            if r is not None:
-                # A tail the device said it sent (STATUS) and that never came: lost, not forgotten.
-                n = (r["first"] + r["count"] - self._next_ev) & 0xFFFF
-                if 0 < n < 0x8000:
-                    if self.trace is not None:
-                        self.trace.note(self.link.now_us(), f"{n} event(s) from {self._next_ev} lost: {why}")
-                    self._skip_lost(n)
-            return
-        first = min(self._held, key=lambda s: (s - self._next_ev) & 0xFFFF)
-        n = (first - self._next_ev) & 0xFFFF
-        self._recovery = None
+    def _note(self, text: str) -> None:
         if self.trace is not None:
-            self.trace.note(self.link.now_us(), f"events {self._next_ev}..{first - 1} lost: {why}")
-        self._skip_lost(n)
+            self.trace.note(self.link.now_us(), text)
 
     def _check_recovery(self) -> None:
-        r = self._recovery
-        if r is None or self.link.now_us() < r["deadline"]:
-            return
-        if r["tries"] >= 3:
-            self._give_up_gap("no answer to EVENT_RESEND")
-            return
-        r["tries"] += 1
-        self.health.retries += 1
-        r["deadline"] = self.link.now_us() + self.command_timeout_us
-        self._send_resend()
+        if self.events.resend is not None:      # the common case, checked before reading the clock
+            self.events.due(self.link.now_us())
+
+    def _resend_deadline(self, deadline: int) -> int:
+        """The deadline of a wait, or sooner if a resend is outstanding, so it is asked again in time."""
+        r = self.events.resend
+        return deadline if r is None else min(deadline, r.deadline)
+
+    # ---- reboots ----
 
     def _on_boot(self, frame: Frame) -> None:
-        boot_id = frame.msg.boot_id
         old = self.identity.boot_id if self.identity is not None else None
-        if old is not None and boot_id != old and self._reset is None:
-            self.health.resets += 1
-            self._reset = DeviceReset(f"{self.url}: the device rebooted (boot id {old:#010x} -> {boot_id:#010x}); "
-                                      f"results after this point are void", old, boot_id)
-            self._next_ev = None
-            self._held.clear()
-            self._recovery = None
-            self._injected.clear()
+        if old is not None and frame.msg.boot_id != old:
+            self._rebooted(old, frame.msg.boot_id, "")
+
+    def _rebooted(self, old: int, new: int, seen: str) -> None:
+        """The unit's boot id changed (seen in a BOOT event, or in STATUS when the BOOT was lost on
+        the link, SPEC 4.2): everything the session knew is void."""
+        if self._reset is not None:
+            return
+        self.health.resets += 1
+        self._reset = DeviceReset(f"{self.url}: the device rebooted (boot id {old:#010x} -> {new:#010x}{seen}); "
+                                  f"results after this point are void", old, new)
+        self.events.stop()
+        self._injected.clear()
 
     def _raise_if_reset(self) -> None:
         if self._reset is not None:
@@ -408,9 +333,7 @@ class Driver:
         self._reset = None
         self.clock.reset()
         status = self.status()
-        self._next_ev = status.next_event_seq
-        self._held.clear()
-        self._recovery = None
+        self.events.start(status.next_event_seq)
         self.inbox.clear()
         return ident
 
@@ -448,16 +371,8 @@ class Driver:
     def status(self):
         st = self.command(M.STATUS_GET()).msg
         ident = self.identity
-        if ident is not None and st.boot_id != ident.boot_id and self._reset is None:
-            # The BOOT frame may have been lost on the link: STATUS is the other witness (SPEC 4.2).
-            self.health.resets += 1
-            self._reset = DeviceReset(f"{self.url}: the device rebooted (boot id {ident.boot_id:#010x} -> "
-                                      f"{st.boot_id:#010x}, seen in STATUS); results after this point are void",
-                                      ident.boot_id, st.boot_id)
-            self._next_ev = None
-            self._held.clear()
-            self._recovery = None
-            self._injected.clear()
+        if ident is not None and st.boot_id != ident.boot_id:
+            self._rebooted(ident.boot_id, st.boot_id, ", seen in STATUS")
         return st
 
     def config_get(self, name: str) -> int:
@@ -560,21 +475,21 @@ class Driver:
     def _events_until(self, next_seq: int) -> bool:
         """Receive (recovering gaps) every event before next_seq. False if some are lost."""
         lost = self.health.events_lost
+        ev = self.events
         deadline = self.link.now_us() + 4 * self.command_timeout_us
         while True:
-            if self._next_ev is None or self._reset is not None or self.health.events_lost != lost:
+            if ev.next is None or self._reset is not None or self.health.events_lost != lost:
                 return False
-            missing = (next_seq - self._next_ev) & 0xFFFF
-            if missing == 0 or missing >= 0x8000:
+            missing = ev.missing_until(next_seq)
+            if not missing:
                 return True
-            if self._recovery is None:
-                self._request_resend(self._next_ev, missing)
+            if ev.resend is None:
+                ev.request(ev.next, missing, self.link.now_us())
             self._check_recovery()
-            r = self._recovery
             if self.link.now_us() >= deadline:
-                self._give_up_gap("no answer to EVENT_RESEND")
+                ev.give_up("no answer to EVENT_RESEND", self.link.now_us())
                 return False
-            self._pump(deadline if r is None else min(deadline, r["deadline"]))
+            self._pump(self._resend_deadline(deadline))
 
     def cancel_injections(self) -> int:
         n = self.command(M.INJECT_CANCEL()).msg.value
@@ -631,12 +546,11 @@ class Driver:
                     return f
             self._raise_if_reset()
             self._check_recovery()
-            r = self._recovery
             # While a resend is outstanding, wake at its deadline too, to ask again in time.
-            if self._pump(deadline if r is None else min(deadline, r["deadline"])) \
-                    or self.link.now_us() < deadline:
+            r = self.events.resend
+            if self._pump(deadline if r is None else min(deadline, r.deadline)) or self.link.now_us() < deadline:
                 continue
-            if self._recovery is not None:
+            if self.events.resend is not None:
                 deadline = self.link.now_us() + self.command_timeout_us
                 continue
             if not probed and self._probe_trailing_gap():
@@ -651,13 +565,12 @@ class Driver:
             st = self.status()
         except LinkError:
             return False
-        if self._next_ev is None:
+        ev = self.events
+        missing = ev.missing_until(st.next_event_seq)
+        if not missing:
             return False
-        missing = (st.next_event_seq - self._next_ev) & 0xFFFF
-        if missing == 0 or missing >= 0x8000:
-            return False
-        if self._recovery is None:
-            self._request_resend(self._next_ev, missing)
+        if ev.resend is None:
+            ev.request(ev.next, missing, self.link.now_us())
         return True
 
     def confirm_events(self, collect: list | None = None) -> None:

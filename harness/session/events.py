@@ -1,0 +1,162 @@
+"""Putting a unit's events in order: each delivered once, in event_seq order, gaps recovered by
+EVENT_RESEND or counted as lost. Pure: the driver does the I/O and passes the time in.
+
+An event whose event_seq is the next one goes to the inbox. One further ahead is held, and the
+range before it is asked for again (send(Resend), which the driver turns into EVENT_RESEND);
+due() asks again when the answer is overdue, at most RESEND_TRIES times, and then the range is
+given up as lost. An older one, or one already held, is a duplicate.
+"""
+from __future__ import annotations
+
+from collections import deque
+from typing import Callable
+
+from protocol import Frame, catalogue as cat
+
+from harness.session.health import LinkHealth
+
+RESEND_TRIES = 3
+MAX_HELD = cat.EVENT_BUFFER * 4
+
+
+class Resend:
+    """One outstanding EVENT_RESEND: the range asked for, what of it is still missing, and when to ask again."""
+    __slots__ = ("first", "count", "want", "tries", "deadline")
+
+    def __init__(self, first: int, count: int, deadline: int):
+        self.first = first
+        self.count = count
+        self.want = {(first + i) & 0xFFFF for i in range(count)}
+        self.tries = 1
+        self.deadline = deadline
+
+
+class EventSequencer:
+    def __init__(self, health: LinkHealth, inbox: deque, history: deque, timeout_us: int,
+                 send: Callable[[Resend], None], note: Callable[[str], None] = lambda text: None):
+        self.health = health
+        self.inbox = inbox
+        self.history = history
+        self.timeout_us = timeout_us        # how long a resend is waited for before asking again
+        self.send = send                    # sends an EVENT_RESEND for the range
+        self.note = note                    # told, in words, of every range given up
+        self.next: int | None = None        # the event_seq expected next; None outside a session
+        self.held: dict[int, Frame] = {}
+        self.resend: Resend | None = None
+
+    def start(self, next_seq: int) -> None:
+        """A session begins: the device's next event will carry next_seq."""
+        self.next = next_seq & 0xFFFF
+        self.held.clear()
+        self.resend = None
+
+    def stop(self) -> None:
+        """The device rebooted: its numbering restarts, nothing before counts."""
+        self.next = None
+        self.held.clear()
+        self.resend = None
+
+    # ---- events in ----
+
+    def receive(self, frame: Frame, now_us: int) -> None:
+        """An event that is not simply the next one in a clear stream (the driver delivers those itself)."""
+        if self.next is None:
+            return                          # before the session started: not ours to judge
+        seq = frame.msg.event_seq
+        d = (seq - self.next) & 0xFFFF
+        if d >= 0x8000 or seq in self.held:
+            self.health.duplicates += 1
+            return
+        if d == 0:
+            self._deliver(frame)
+            self._flush_held(now_us)
+            return
+        self.held[seq] = frame
+        if len(self.held) > MAX_HELD:
+            self.give_up("too many events held behind a gap", now_us)
+        elif self.resend is None:
+            self.request(self.next, d, now_us)
+
+    def _deliver(self, frame: Frame) -> None:
+        seq = frame.msg.event_seq
+        r = self.resend
+        if r is not None and seq in r.want:
+            r.want.discard(seq)
+            self.health.events_recovered += 1
+        self.next = (seq + 1) & 0xFFFF
+        self.inbox.append(frame)
+        self.history.append(frame)
+
+    def _flush_held(self, now_us: int) -> None:
+        held = self.held
+        while held:
+            f = held.pop(self.next, None)
+            if f is None:
+                break
+            self._deliver(f)
+        r = self.resend
+        if r is not None and ((self.next - r.first) & 0xFFFF) >= r.count:
+            self.resend = None
+        if held and self.resend is None:
+            first = min(held, key=lambda s: (s - self.next) & 0xFFFF)
+            self.request(self.next, (first - self.next) & 0xFFFF, now_us)
+
+    # ---- recovery ----
+
+    def request(self, first: int, count: int, now_us: int) -> None:
+        """Ask for count events from first (at most 255, what one EVENT_RESEND can ask)."""
+        self.health.gaps_detected += 1
+        self.resend = Resend(first, min(count, 255), now_us + self.timeout_us)
+        self.send(self.resend)
+
+    def missing_until(self, next_seq: int) -> int:
+        """How many events before next_seq (the device's count, from STATUS) were never received."""
+        if self.next is None:
+            return 0
+        n = (next_seq - self.next) & 0xFFFF
+        return 0 if n >= 0x8000 else n
+
+    def answered(self, sent: int, now_us: int) -> None:
+        """The device ACKed the resend, saying it sends `sent` of the range: it keeps only its
+        newest events, so the oldest of the range are gone for good."""
+        r = self.resend
+        if r is not None and r.count - sent > 0:
+            self._skip_lost(r.count - sent, now_us)
+
+    def due(self, now_us: int) -> None:
+        """Ask again if the answer to the resend is overdue; give up after RESEND_TRIES."""
+        r = self.resend
+        if r is None or now_us < r.deadline:
+            return
+        if r.tries >= RESEND_TRIES:
+            self.give_up("no answer to EVENT_RESEND", now_us)
+            return
+        r.tries += 1
+        self.health.retries += 1
+        r.deadline = now_us + self.timeout_us
+        self.send(r)
+
+    def give_up(self, why: str, now_us: int) -> None:
+        """Count what is still missing as lost and go on with what is held."""
+        if not self.held:
+            r, self.resend = self.resend, None
+            if r is not None:
+                # A tail the device said it sent (STATUS) and that never came: lost, not forgotten.
+                n = (r.first + r.count - self.next) & 0xFFFF
+                if 0 < n < 0x8000:
+                    self.note(f"{n} event(s) from {self.next} lost: {why}")
+                    self._skip_lost(n, now_us)
+            return
+        first = min(self.held, key=lambda s: (s - self.next) & 0xFFFF)
+        n = (first - self.next) & 0xFFFF
+        self.resend = None
+        self.note(f"events {self.next}..{first - 1} lost: {why}")
+        self._skip_lost(n, now_us)
+
+    def _skip_lost(self, n: int, now_us: int) -> None:
+        self.health.events_lost += n
+        for _ in range(n):
+            if self.resend is not None:
+                self.resend.want.discard(self.next)
+            self.next = (self.next + 1) & 0xFFFF
+        self._flush_held(now_us)
