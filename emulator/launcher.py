@@ -60,11 +60,6 @@ class Launcher(UnitModel):
         super().shutdown(t)
         self.handing_over = True
 
-    def check_config(self, name, value, config):
-        if not config["burst_min"] <= config["burst_mode"] <= config["burst_max"]:
-            return "bad_value"
-        return None
-
     def _awake_state(self) -> int:
         return STATE.door_open if self.door_is_open else STATE.ready
 

@@ -56,13 +56,6 @@ class Showdown(UnitModel):
     def light_key(self, light: int, target: int) -> tuple[int, int]:
         return (light, 0)           # one red lamp, whatever side it points at
 
-    def check_config(self, name, value, config):
-        if config["countdown_min_us"] > config["countdown_max_us"]:
-            return "bad_value"
-        if config["flight_us"] <= config["tie_window_us"]:
-            return "bad_value"
-        return None
-
     # ---- inputs ----
     def on_input(self, t, inp, action, value):
         if inp == INPUT.load_cards:

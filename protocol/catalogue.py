@@ -8,8 +8,10 @@ from __future__ import annotations
 import binascii
 import enum
 import json
+import operator
 import struct
 from collections import namedtuple
+from collections.abc import Mapping
 from dataclasses import dataclass
 from importlib import resources
 
@@ -137,6 +139,88 @@ BY_ID: dict[int, MessageDef] = {m.id: m for m in MESSAGES}
 
 def params_for(unit: str) -> tuple[Param, ...]:
     return tuple(p for p in PARAMS if unit in p.units)
+
+
+_COMPARISONS = {"<": operator.lt, "<=": operator.le}
+
+
+@dataclass(frozen=True)
+class CrossRule:
+    """A cross-parameter rule of SPEC 4.7: parameter names joined by < or <=, chained as in Python."""
+    text: str
+    params: tuple[str, ...]
+
+    @classmethod
+    def parse(cls, text: str) -> "CrossRule":
+        words = text.split()
+        if len(words) < 3 or len(words) % 2 == 0 or any(w not in _COMPARISONS for w in words[1::2]):
+            raise ValueError(f"{text!r} is not of the form NAME < NAME or NAME <= NAME (chained)")
+        return cls(text, tuple(words[0::2]))
+
+    def holds(self, values: Mapping[str, int]) -> bool:
+        ops = self.text.split()[1::2]
+        return all(_COMPARISONS[op](values[a], values[b]) for op, a, b in zip(ops, self.params, self.params[1:]))
+
+
+@dataclass(frozen=True)
+class UnitDef:
+    """What the host knows about one unit kind beyond its messages' layout (messages.yaml `units`)."""
+    kind: str
+    title: str
+    section: str
+    verdict: str
+    outcome_field: str
+    anchors: dict[str, str]
+    time_fields: frozenset[str]
+    cross_rules: tuple[CrossRule, ...]
+    capabilities: tuple[str, ...]
+    power_on_state: str
+    field_enums: dict[tuple[str, str], str]
+    situations: dict
+    extra_enums: tuple[str, ...] = ()
+
+    @property
+    def inputs(self) -> dict[str, int]:
+        return ENUM_VALUES[f"{self.kind}_input"]
+
+    @property
+    def events(self) -> frozenset[str]:
+        return frozenset(m.name for m in MESSAGES if m.kind == "event" and self.kind in m.units)
+
+    @property
+    def params(self) -> tuple[Param, ...]:
+        return params_for(self.kind)
+
+    @property
+    def enums(self) -> tuple[str, ...]:
+        """The enums of this kind (named after it, or listed in its entry), in catalogue order."""
+        return tuple(e for e in ENUM_VALUES if e.startswith(self.kind + "_") or e in self.extra_enums)
+
+    def enum_for(self, message: str, field: str) -> str | None:
+        return self.field_enums.get((message, field))
+
+
+def _situation(value):
+    # (input, action, value) triples are written as YAML lists: a list of scalars is one triple
+    if isinstance(value, list):
+        return tuple(value) if all(not isinstance(v, list) for v in value) else [tuple(v) for v in value]
+    return value
+
+
+def _unit(kind: str, raw: dict) -> UnitDef:
+    spoken = [m for m in MESSAGES if m.kind != "event" or kind in m.units]
+    field_enums = {(m.name, f.name): f.enum for m in spoken for f in m.fields if f.enum}
+    field_enums.update({(m, f): e for m, fields in raw["field_enums"].items() for f, e in fields.items()})
+    return UnitDef(
+        kind=kind, title=raw["title"], section=raw["section"], verdict=raw["verdict"],
+        outcome_field=raw["outcome_field"], anchors=dict(raw["anchors"]), time_fields=frozenset(raw["time_fields"]),
+        cross_rules=tuple(CrossRule.parse(r) for r in raw["cross_rules"]),
+        capabilities=tuple(raw["capabilities"]), power_on_state=raw["power_on_state"], field_enums=field_enums,
+        situations={k: _situation(v) for k, v in raw["situations"].items()}, extra_enums=tuple(raw["enums"]),
+    )
+
+
+UNITS: dict[str, UnitDef] = {kind: _unit(kind, RAW["units"][kind]) for kind in ENUM_VALUES["unit_kind"]}
 
 
 def enum_name(enum_name_: str, value: int) -> str:

@@ -34,10 +34,6 @@ _REGION_RE = re.compile(
 )
 
 _DIRECTION = {"command": "host → device", "reply": "device → host", "event": "device → host"}
-_UNIT_PREFIX = {"showdown": "showdown_", "flash": "flash_", "launcher": "launcher_"}
-#: enums that belong to one unit although their name does not say so
-_UNIT_EXTRA_ENUMS = {"showdown": ("side",), "flash": (), "launcher": ()}
-_UNIT_TITLE = {"showdown": "Showdown unit", "flash": "Flash base", "launcher": "Card launcher"}
 
 #: NAK error codes: when a device answers with each, and what NAK.detail then holds. The code
 #: numbers come from the catalogue's `error` enum; a test fails when an error lacks its text here.
@@ -115,9 +111,9 @@ def _enum_ref(enum: str) -> str:
 
 
 def _unit_of_enum(enum: str) -> str | None:
-    for unit, prefix in _UNIT_PREFIX.items():
-        if enum.startswith(prefix) or enum in _UNIT_EXTRA_ENUMS[unit]:
-            return unit
+    for unit in cat.UNITS.values():
+        if enum in unit.enums:
+            return unit.kind
     return None
 
 
@@ -126,7 +122,7 @@ def common_enums() -> list[str]:
 
 
 def unit_enums(unit: str) -> list[str]:
-    return [e for e in cat.ENUM_VALUES if _unit_of_enum(e) == unit]
+    return list(cat.UNITS[unit].enums)
 
 
 def frame_size(m: cat.MessageDef) -> int:
@@ -206,12 +202,13 @@ def region_enums_common() -> str:
 
 def _unit_region(unit: str) -> str:
     parts = [_enum_table(e) for e in unit_enums(unit)]
+    title = cat.UNITS[unit].title
     events = [m for m in cat.MESSAGES if m.kind == "event" and unit in m.units and len(m.units) == 1]
-    parts.append(f"**Events of the {_UNIT_TITLE[unit]}** (besides the common BOOT, INPUT_SEEN, LIGHT, SOUND, STATE)\n\n"
+    parts.append(f"**Events of the {title}** (besides the common BOOT, INPUT_SEEN, LIGHT, SOUND, STATE)\n\n"
                  + _table(["id", "event", "payload"],
                           [[_hex(m.id), f"[{m.name}](#{_anchor(m)})", m.size] for m in events]))
     params = cat.params_for(unit)
-    parts.append(f"**Parameters of the {_UNIT_TITLE[unit]}**\n\n"
+    parts.append(f"**Parameters of the {title}**\n\n"
                  + _table(["id", "parameter", "min", "max", "default", "unit"],
                           [[_hex(p.id), f"`{p.name}`", p.min, p.max, p.default, _unit(p.unit)] for p in params]))
     return "\n\n".join(parts)
