@@ -8,20 +8,16 @@ from __future__ import annotations
 import binascii
 import enum
 import json
-import operator
 import struct
 from collections import namedtuple
-from collections.abc import Mapping
 from dataclasses import dataclass
 from importlib import resources
 
-import yaml
+from .rules import CrossRule
+from .schema import TYPES, CatalogueError, load_catalogue
 
-_TYPE_CODES = {"u8": "B", "u16": "H", "u32": "I", "u64": "Q", "i8": "b", "i16": "h", "i32": "i"}
-_TYPE_RANGES = {
-    "u8": (0, 0xFF), "u16": (0, 0xFFFF), "u32": (0, 0xFFFFFFFF), "u64": (0, 0xFFFFFFFFFFFFFFFF),
-    "i8": (-0x80, 0x7F), "i16": (-0x8000, 0x7FFF), "i32": (-0x80000000, 0x7FFFFFFF),
-}
+_TYPE_CODES = {t: code for t, (code, _lo, _hi) in TYPES.items()}
+_TYPE_RANGES = {t: (lo, hi) for t, (_code, lo, hi) in TYPES.items()}
 
 NONE_U8 = 0xFF
 NONE_U16 = 0xFFFF
@@ -103,7 +99,7 @@ def _make_class(mdef: MessageDef):
 
 def _load() -> dict:
     text = resources.files(__package__).joinpath("messages.yaml").read_text(encoding="utf-8")
-    return yaml.safe_load(text)
+    return load_catalogue(text, "messages.yaml")
 
 
 RAW = _load()
@@ -139,27 +135,6 @@ BY_ID: dict[int, MessageDef] = {m.id: m for m in MESSAGES}
 
 def params_for(unit: str) -> tuple[Param, ...]:
     return tuple(p for p in PARAMS if unit in p.units)
-
-
-_COMPARISONS = {"<": operator.lt, "<=": operator.le}
-
-
-@dataclass(frozen=True)
-class CrossRule:
-    """A cross-parameter rule of SPEC 4.7: parameter names joined by < or <=, chained as in Python."""
-    text: str
-    params: tuple[str, ...]
-
-    @classmethod
-    def parse(cls, text: str) -> "CrossRule":
-        words = text.split()
-        if len(words) < 3 or len(words) % 2 == 0 or any(w not in _COMPARISONS for w in words[1::2]):
-            raise ValueError(f"{text!r} is not of the form NAME < NAME or NAME <= NAME (chained)")
-        return cls(text, tuple(words[0::2]))
-
-    def holds(self, values: Mapping[str, int]) -> bool:
-        ops = self.text.split()[1::2]
-        return all(_COMPARISONS[op](values[a], values[b]) for op, a, b in zip(ops, self.params, self.params[1:]))
 
 
 @dataclass(frozen=True)
@@ -253,22 +228,3 @@ def _canonical() -> bytes:
 
 
 CATALOG_CRC: int = binascii.crc_hqx(_canonical(), 0xFFFF)
-
-
-def _check() -> None:
-    seen: set[int] = set()
-    for m in MESSAGES:
-        if m.id in seen:
-            raise ValueError(f"messages.yaml: duplicate id 0x{m.id:02X} ({m.name})")
-        seen.add(m.id)
-        if m.size > MAX_PAYLOAD:
-            raise ValueError(f"messages.yaml: {m.name} payload {m.size} > max_payload {MAX_PAYLOAD}")
-        if m.kind == "event" and (not m.fields or m.fields[0].name != "event_seq"):
-            raise ValueError(f"messages.yaml: event {m.name} must start with event_seq")
-        if m.kind == "reply" and m.fields[0].name != "cmd_seq":
-            raise ValueError(f"messages.yaml: reply {m.name} must start with cmd_seq")
-    if HEADER_SIZE + MAX_PAYLOAD + CRC_SIZE != MAX_FRAME:
-        raise ValueError("messages.yaml: header + max_payload + crc != max_frame")
-
-
-_check()
