@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from protocol import ENUMS, NONE_I32, NONE_U8, NONE_U32, msg
 from protocol.devtime import wrap
-from protocol.vectors import countdown, lands_on_b
+from protocol.algorithms import countdown, lands_on_b
 
 from .model import ACTED, DEFAULT_CAPS, REPORTED, UnitModel, refused
 

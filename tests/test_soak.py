@@ -4,7 +4,7 @@ tens of thousands of races per unit kind, every verdict checked exactly.
 Each race goes through the driver, the codec and a faulty line to the emulator. The host
 predicts every verdict before it comes: the stimuli are its own, and the unit's draws
 (countdowns, the line, the launcher's fire and burst draws, the Flash's selections) are
-mirrored with the reference algorithms of protocol/vectors.py from the seed the host set.
+mirrored with the reference algorithms of protocol/algorithms.py from the seed the host set.
 A verdict that differs from the prediction is a wrong verdict; a verdict that never comes
 is a lost one. Neither may happen. A race cut short by the link (a command whose reply and
 effect are both lost) is counted and must stay rare; a reboot (a reset fault) is followed
@@ -26,7 +26,7 @@ from harness import Driver
 from harness.errors import DeviceReset, LinkError, WaitTimeout
 from protocol import catalogue as cat
 from protocol.devtime import WRAP
-from protocol.vectors import countdown, fire_chance, fires, lands_on_b, pick, sample_burst
+from protocol.algorithms import countdown, fire_chance, fires, lands_on_b, pick, sample_burst
 
 BOOT_US = WRAP - 60_000_000         # the counter starts a minute before the u32 wrap
 LEAD_US = 3_000_000                 # stimuli go out this far ahead: a lost ACK and the STATUS after it fit

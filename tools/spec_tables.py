@@ -10,9 +10,9 @@ whose content is exactly what this module produces for `name`. Everything a tabl
 about a message, a field, a parameter or an enum comes from the catalogue; nothing is
 typed twice.
 
-    python -m protocol.spec_tables            print every region
-    python -m protocol.spec_tables --write    rewrite the regions in SPEC.md
-    python -m protocol.spec_tables --check    exit 1 (with a diff) if SPEC.md has drifted
+    python -m tools.spec_tables            print every region
+    python -m tools.spec_tables --write    rewrite the regions in SPEC.md
+    python -m tools.spec_tables --check    exit 1 (with a diff) if SPEC.md has drifted
 """
 from __future__ import annotations
 
@@ -22,11 +22,11 @@ import re
 import sys
 from pathlib import Path
 
-from . import catalogue as cat
-from .codec import encode_raw
-from .framing import cobs_encode, crc16
+from protocol import catalogue as cat
+from protocol.codec import encode_raw
+from protocol.framing import cobs_encode, crc16
 
-SPEC_PATH = Path(__file__).with_name("SPEC.md")
+SPEC_PATH = Path(__file__).resolve().parent.parent / "protocol" / "SPEC.md"
 
 _REGION_RE = re.compile(
     r"(<!-- BEGIN GENERATED: (?P<name>[a-z0-9-]+) -->\n)(?P<body>.*?)(<!-- END GENERATED: (?P=name) -->)",
@@ -352,7 +352,7 @@ def check(path: Path = SPEC_PATH) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m protocol.spec_tables", description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(prog="python -m tools.spec_tables", description=__doc__.split("\n\n")[0])
     g = ap.add_mutually_exclusive_group()
     g.add_argument("--write", action="store_true", help="rewrite the generated regions of SPEC.md")
     g.add_argument("--check", action="store_true", help="exit 1 if SPEC.md's generated regions are stale")
@@ -376,7 +376,7 @@ def main(argv: list[str] | None = None) -> int:
         for p in problems:
             print(f"{args.spec}: {p}", file=sys.stderr)
         if problems:
-            print("run: python -m protocol.spec_tables --write", file=sys.stderr)
+            print("run: python -m tools.spec_tables --write", file=sys.stderr)
             return 1
         print(f"{args.spec}: up to date")
         return 0
