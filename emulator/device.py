@@ -43,7 +43,7 @@ from collections import deque
 
 import protocol
 from protocol import ENUMS, NONE_U16, FrameError, StreamDecoder, encode, msg
-from protocol.catalogue import EVENT_BUFFER, INJECT_QUEUE, MAJOR, MINOR, params_for
+from protocol.catalogue import EVENT_BUFFER, INJECT_QUEUE, MAJOR, MINOR, UNITS, params_for
 from protocol.devtime import diff, wrap
 
 from .clock import INPUT, TIMER
@@ -61,7 +61,7 @@ _ACTIONS = frozenset({int(ACTION.press), int(ACTION.release)})
 _TIMERS_KEPT = 64            # cancelled model timers are dropped from the set beyond this
 
 # Events that close a race: stamped when produced, so their lateness is visible.
-_VERDICT_CLASSES = frozenset({msg.SD_VERDICT, msg.FL_BUZZER_VERDICT, msg.LA_RESULT})
+_VERDICT_CLASSES = frozenset(getattr(msg, u.verdict) for u in UNITS.values())
 
 _COMMAND_IDS = frozenset(m.id for m in protocol.catalogue.MESSAGES if m.kind == "command")
 _UNATTRIBUTED = {"bad_crc": ERROR.bad_crc, "too_long": ERROR.frame_too_long}
@@ -112,6 +112,7 @@ class Device:
         self.boot_time_us = boot_time_us
         self.salt = salt                  # mixed into boot ids: a served unit gets fresh ones per run
         self.params = {p.name: p for p in params_for(kind)}
+        self.cross_rules = UNITS[kind].cross_rules
         self.decoder = StreamDecoder()
         self.rng = random.Random(seed)
         self.config: dict[str, int] = {}
@@ -385,6 +386,8 @@ class Device:
         if not p.min <= m.value <= p.max:
             return ERROR.bad_value
         proposed = dict(self.config, **{p.name: m.value})
+        if not all(rule.holds(proposed) for rule in self.cross_rules):
+            return ERROR.bad_value
         error = self.model.check_config(p.name, m.value, proposed)
         if error:
             return ERROR[error]

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from protocol import ENUMS, NONE_I32, msg
 from protocol.devtime import wrap
-from protocol.vectors import pick
+from protocol.algorithms import pick
 
 from .deadlines import Deadlines
 from .model import ACTED, REPORTED, UnitModel, refused

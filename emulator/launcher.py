@@ -1,7 +1,7 @@
 """The card launcher (DEVICES.md section 3, SPEC.md section 9: decisions LA-1 to LA-9).
 
 Each press draws exactly as SPEC.md section 6 says, with the reference algorithms of
-protocol/vectors.py: one U(1000) against the fire chance when there are cards inside
+protocol/algorithms.py: one U(1000) against the fire chance when there are cards inside
 (none with an empty magazine), then one U(T) for the burst size when it fires.
 
 Accounting: cards only enter by load_cards with the door open and only leave by
@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from protocol import ENUMS, msg
 from protocol.devtime import wrap
-from protocol.vectors import fire_chance, fires, sample_burst
+from protocol.algorithms import fire_chance, fires, sample_burst
 
 from .deadlines import Deadlines
 from .model import ACTED, REPORTED, UnitModel, refused
@@ -59,11 +59,6 @@ class Launcher(UnitModel):
     def shutdown(self, t):
         super().shutdown(t)
         self.handing_over = True
-
-    def check_config(self, name, value, config):
-        if not config["burst_min"] <= config["burst_mode"] <= config["burst_max"]:
-            return "bad_value"
-        return None
 
     def _awake_state(self) -> int:
         return STATE.door_open if self.door_is_open else STATE.ready

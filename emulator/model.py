@@ -34,9 +34,11 @@ RESET new_game, then calls power_on(t). Hooks a model implements:
                                        INPUT_SEEN for it first, then whatever the
                                        model emitted while handling it, and answers
                                        an INPUT command ACK or NAK accordingly.
-    check_config(name, value, config)  cross-parameter rules: return an error name
-                                       (e.g. "bad_value") to refuse, None to accept.
-                                       Per-parameter ranges are checked by the core.
+    check_config(name, value, config)  a CONFIG_SET about to take effect: return an
+                                       error name (e.g. "bad_value") to refuse, None
+                                       to accept. The core has already checked the
+                                       parameter's range and the kind's cross rules
+                                       (catalogue units: cross_rules).
     cards                              property, reported in STATUS.cards
     caps()                             capability names for IDENTITY (default CAPS;
                                        override when a unit option removes one)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from protocol import ENUMS, NONE_I32, NONE_U8, NONE_U32, msg
 from protocol.devtime import wrap
-from protocol.vectors import countdown, lands_on_b
+from protocol.algorithms import countdown, lands_on_b
 
 from .model import ACTED, DEFAULT_CAPS, REPORTED, UnitModel, refused
 
@@ -55,13 +55,6 @@ class Showdown(UnitModel):
 
     def light_key(self, light: int, target: int) -> tuple[int, int]:
         return (light, 0)           # one red lamp, whatever side it points at
-
-    def check_config(self, name, value, config):
-        if config["countdown_min_us"] > config["countdown_max_us"]:
-            return "bad_value"
-        if config["flight_us"] <= config["tie_window_us"]:
-            return "bad_value"
-        return None
 
     # ---- inputs ----
     def on_input(self, t, inp, action, value):

@@ -13,13 +13,11 @@ from collections import namedtuple
 from dataclasses import dataclass
 from importlib import resources
 
-import yaml
+from .rules import CrossRule
+from .schema import TYPES, CatalogueError, load_catalogue
 
-_TYPE_CODES = {"u8": "B", "u16": "H", "u32": "I", "u64": "Q", "i8": "b", "i16": "h", "i32": "i"}
-_TYPE_RANGES = {
-    "u8": (0, 0xFF), "u16": (0, 0xFFFF), "u32": (0, 0xFFFFFFFF), "u64": (0, 0xFFFFFFFFFFFFFFFF),
-    "i8": (-0x80, 0x7F), "i16": (-0x8000, 0x7FFF), "i32": (-0x80000000, 0x7FFFFFFF),
-}
+_TYPE_CODES = {t: code for t, (code, _lo, _hi) in TYPES.items()}
+_TYPE_RANGES = {t: (lo, hi) for t, (_code, lo, hi) in TYPES.items()}
 
 NONE_U8 = 0xFF
 NONE_U16 = 0xFFFF
@@ -101,7 +99,7 @@ def _make_class(mdef: MessageDef):
 
 def _load() -> dict:
     text = resources.files(__package__).joinpath("messages.yaml").read_text(encoding="utf-8")
-    return yaml.safe_load(text)
+    return load_catalogue(text, "messages.yaml")
 
 
 RAW = _load()
@@ -139,6 +137,67 @@ def params_for(unit: str) -> tuple[Param, ...]:
     return tuple(p for p in PARAMS if unit in p.units)
 
 
+@dataclass(frozen=True)
+class UnitDef:
+    """What the host knows about one unit kind beyond its messages' layout (messages.yaml `units`)."""
+    kind: str
+    title: str
+    section: str
+    verdict: str
+    outcome_field: str
+    anchors: dict[str, str]
+    time_fields: frozenset[str]
+    cross_rules: tuple[CrossRule, ...]
+    capabilities: tuple[str, ...]
+    power_on_state: str
+    field_enums: dict[tuple[str, str], str]
+    situations: dict
+    extra_enums: tuple[str, ...] = ()
+
+    @property
+    def inputs(self) -> dict[str, int]:
+        return ENUM_VALUES[f"{self.kind}_input"]
+
+    @property
+    def events(self) -> frozenset[str]:
+        return frozenset(m.name for m in MESSAGES if m.kind == "event" and self.kind in m.units)
+
+    @property
+    def params(self) -> tuple[Param, ...]:
+        return params_for(self.kind)
+
+    @property
+    def enums(self) -> tuple[str, ...]:
+        """The enums of this kind (named after it, or listed in its entry), in catalogue order."""
+        return tuple(e for e in ENUM_VALUES if e.startswith(self.kind + "_") or e in self.extra_enums)
+
+    def enum_for(self, message: str, field: str) -> str | None:
+        return self.field_enums.get((message, field))
+
+
+def _situation(value):
+    # (input, action, value) triples are written as YAML lists: a list of scalars is one triple
+    if isinstance(value, list):
+        return tuple(value) if all(not isinstance(v, list) for v in value) else [tuple(v) for v in value]
+    return value
+
+
+def _unit(kind: str, raw: dict) -> UnitDef:
+    spoken = [m for m in MESSAGES if m.kind != "event" or kind in m.units]
+    field_enums = {(m.name, f.name): f.enum for m in spoken for f in m.fields if f.enum}
+    field_enums.update({(m, f): e for m, fields in raw["field_enums"].items() for f, e in fields.items()})
+    return UnitDef(
+        kind=kind, title=raw["title"], section=raw["section"], verdict=raw["verdict"],
+        outcome_field=raw["outcome_field"], anchors=dict(raw["anchors"]), time_fields=frozenset(raw["time_fields"]),
+        cross_rules=tuple(CrossRule.parse(r) for r in raw["cross_rules"]),
+        capabilities=tuple(raw["capabilities"]), power_on_state=raw["power_on_state"], field_enums=field_enums,
+        situations={k: _situation(v) for k, v in raw["situations"].items()}, extra_enums=tuple(raw["enums"]),
+    )
+
+
+UNITS: dict[str, UnitDef] = {kind: _unit(kind, RAW["units"][kind]) for kind in ENUM_VALUES["unit_kind"]}
+
+
 def enum_name(enum_name_: str, value: int) -> str:
     """Symbolic name of value in an enum, or the number as text when it has none."""
     if enum_name_ == "param":
@@ -169,22 +228,3 @@ def _canonical() -> bytes:
 
 
 CATALOG_CRC: int = binascii.crc_hqx(_canonical(), 0xFFFF)
-
-
-def _check() -> None:
-    seen: set[int] = set()
-    for m in MESSAGES:
-        if m.id in seen:
-            raise ValueError(f"messages.yaml: duplicate id 0x{m.id:02X} ({m.name})")
-        seen.add(m.id)
-        if m.size > MAX_PAYLOAD:
-            raise ValueError(f"messages.yaml: {m.name} payload {m.size} > max_payload {MAX_PAYLOAD}")
-        if m.kind == "event" and (not m.fields or m.fields[0].name != "event_seq"):
-            raise ValueError(f"messages.yaml: event {m.name} must start with event_seq")
-        if m.kind == "reply" and m.fields[0].name != "cmd_seq":
-            raise ValueError(f"messages.yaml: reply {m.name} must start with cmd_seq")
-    if HEADER_SIZE + MAX_PAYLOAD + CRC_SIZE != MAX_FRAME:
-        raise ValueError("messages.yaml: header + max_payload + crc != max_frame")
-
-
-_check()

@@ -43,3 +43,18 @@ def emulator_process():
             p.kill()
 
 pytest_plugins = ["pytester"]
+
+
+def pytest_xdist_make_scheduler(config, log):
+    """Under -n, tests go out one at a time as with --dist load, except the soaks: test_soak.py goes
+    whole to one worker, so its totals reuse the soaks run there instead of running them again."""
+    if config.getvalue("dist") != "load":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class Scheduling(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            path = nodeid.split("::", 1)[0]
+            return path if path.endswith("test_soak.py") else nodeid
+
+    return Scheduling(config, log)

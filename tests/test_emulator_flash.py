@@ -9,7 +9,7 @@ import pytest
 
 from protocol import ENUMS, NONE_I32, PARAMS_BY_NAME, StreamDecoder, encode, msg
 from protocol.devtime import wrap
-from protocol.vectors import pick
+from protocol.algorithms import pick
 
 from emulator.inprocess import VirtualLink
 from emulator.probe import Probe, SelectLink

@@ -10,7 +10,7 @@ import pytest
 
 from protocol import ENUMS, PARAMS_BY_NAME, StreamDecoder, encode, msg
 from protocol.devtime import wrap
-from protocol.vectors import burst_total, burst_weights, fire_chance, fires, sample_burst
+from protocol.algorithms import burst_total, burst_weights, fire_chance, fires, sample_burst
 
 from emulator.inprocess import VirtualLink
 from emulator.probe import Probe, SelectLink

@@ -5,7 +5,7 @@ Example counts are kept modest: the whole protocol suite must stay fast on a 2-c
 from __future__ import annotations
 
 import pytest
-from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
 
 from protocol import catalogue as cat
@@ -156,9 +156,9 @@ def corrupted_stream(draw):
         junk = draw(st.binary(min_size=1, max_size=80))
         i = draw(st.integers(0, len(damaged) - 1))        # before the frame's own delimiter
         damaged[i:i] = junk
-        if lo is not None and lo >= i:
-            lo += len(junk)
-            hi += len(junk)
+        if lo is not None:                            # each end moves when the junk lands before it
+            lo += len(junk) if lo >= i else 0
+            hi += len(junk) if hi > i else 0
         lo = i if lo is None else min(lo, i)
         hi = i + len(junk) if hi is None else max(hi, i + len(junk))
     assume(bytes(damaged) != wires[k])
@@ -167,8 +167,25 @@ def corrupted_stream(draw):
     return items, wires, k, stream, len(prefix) + lo, len(prefix) + hi
 
 
+def _junk_between_flips() -> tuple:
+    """Flips before and after the junk, the later ones zeroing a byte and the delimiter: the
+    damage ends len(junk) bytes later than it did before the insertion."""
+    items = [(cat.BY_NAME["STATUS_GET"].cls(), 1, 0x01020304), (cat.BY_NAME["STATUS_GET"].cls(), 2, 5)]
+    wires = [encode(m, sq, t) for m, sq, t in items]
+    damaged = bytearray(wires[0])
+    end = len(damaged) - 1
+    zeroed = next(j for j in range(2, end) if damaged[j] & (damaged[j] - 1) == 0)
+    damaged[1] ^= 1
+    damaged[zeroed] = 0
+    damaged[end] ^= 1
+    junk = b"\x07" * 20
+    damaged[zeroed - 1:zeroed - 1] = junk
+    return items, wires, 0, bytes(damaged) + wires[1], 1, end + 1 + len(junk)
+
+
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(corrupted_stream())
+@example(_junk_between_flips())
 def test_decoder_resynchronises_after_a_damaged_frame(case):
     items, wires, k, stream, lo, hi = case
     out, dec = feed_chunks(stream, [])

@@ -9,9 +9,10 @@ import sys
 
 import pytest
 
+from protocol import algorithms as A
 from protocol import catalogue as cat
-from protocol import spec_tables
-from protocol import vectors as V
+from tools import spec_tables
+from tools import vectors as V
 
 SPEC = spec_tables.SPEC_PATH.read_text(encoding="utf-8")
 
@@ -21,7 +22,7 @@ def test_generated_regions_equal_fresh_output():
     assert set(found) == set(spec_tables.REGIONS), "every generated region is present exactly once"
     for name, body in found.items():
         assert body == "\n" + spec_tables.generate(name) + "\n", (
-            f"SPEC.md region {name!r} drifted from the catalogue: run python -m protocol.spec_tables --write")
+            f"SPEC.md region {name!r} drifted from the catalogue: run python -m tools.spec_tables --write")
     assert spec_tables.check() == []
 
 
@@ -37,7 +38,7 @@ def test_check_detects_drift(tmp_path):
 
 
 def test_command_line_check_passes():
-    r = subprocess.run([sys.executable, "-m", "protocol.spec_tables", "--check"], capture_output=True, text=True)
+    r = subprocess.run([sys.executable, "-m", "tools.spec_tables", "--check"], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
 
 
@@ -196,11 +197,11 @@ def test_spec_c_code_passes_the_vectors(tmp_path):
     assert lines[-1] == "fails=0"
     for line, (lo, mode, hi) in zip([ln for ln in lines if ln.startswith("burst")], V.BURST_CASES):
         head, counts = line.split(":")
-        assert head == f"burst {lo} {mode} {hi} {V.burst_total(lo, mode, hi)}"
-        assert [int(c) for c in counts.split()] == V.burst_weights(lo, mode, hi)
+        assert head == f"burst {lo} {mode} {hi} {A.burst_total(lo, mode, hi)}"
+        assert [int(c) for c in counts.split()] == A.burst_weights(lo, mode, hi)
 
 
 def test_vectors_json_is_what_the_spec_points_to():
     data = json.loads(V.JSON_PATH.read_text(encoding="utf-8"))
     assert {"frames", "streams", "algorithms", "crc_check"} <= set(data)
-    assert "fixtures/vectors/vectors.json" in SPEC and "python -m protocol.vectors --write" in SPEC
+    assert "fixtures/vectors/vectors.json" in SPEC and "python -m tools.vectors --write" in SPEC

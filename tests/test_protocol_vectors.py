@@ -7,10 +7,11 @@ from collections import Counter
 
 import pytest
 
+from protocol import algorithms as A
 from protocol import catalogue as cat
-from protocol import vectors as V
 from protocol.codec import Frame, FrameError, StreamDecoder, decode, decode_raw, encode, encode_raw
 from protocol.framing import crc16
+from tools import vectors as V
 
 DATA = json.loads(V.JSON_PATH.read_text(encoding="utf-8"))
 FRAMES = DATA["frames"]
@@ -23,7 +24,7 @@ def _msg(v):
 
 
 def test_files_are_up_to_date_with_the_catalogue():
-    assert V.check() == [], "run: python -m protocol.vectors --write"
+    assert V.check() == [], "run: python -m tools.vectors --write"
 
 
 def test_crc_check_value_in_the_file():
@@ -127,72 +128,72 @@ def test_single_frame_streams_agree_with_decode():
 def test_burst_tables_match_the_reference_functions():
     for case in DATA["algorithms"]["burst_triangular"]["cases"]:
         lo, mode, hi = case["lo"], case["mode"], case["hi"]
-        w = V.burst_weights(lo, mode, hi)
-        assert w == case["weights"] and sum(w) == case["total"] == V.burst_total(lo, mode, hi)
+        w = A.burst_weights(lo, mode, hi)
+        assert w == case["weights"] and sum(w) == case["total"] == A.burst_total(lo, mode, hi)
 
 
 @pytest.mark.parametrize("lo, mode, hi", [(lo, m, hi) for lo in (1, 2, 5) for m in range(lo, 13) for hi in
                                           range(m, 14)] + [(1, 1, 40), (1, 40, 40), (20, 20, 21)])
 def test_burst_distribution_is_a_triangle(lo, mode, hi):
-    w = V.burst_weights(lo, mode, hi)
+    w = A.burst_weights(lo, mode, hi)
     assert len(w) == hi - lo + 1 and all(x > 0 for x in w)
     peak = w[mode - lo]
     assert peak == max(w) and w.count(peak) == 1                 # a single peak, at the mode
     assert all(a < b for a, b in zip(w[:mode - lo], w[1:mode - lo + 1]))       # rising up to the mode
     assert all(a > b for a, b in zip(w[mode - lo:], w[mode - lo + 1:]))        # falling after it
-    assert sum(w) == V.burst_total(lo, mode, hi)
+    assert sum(w) == A.burst_total(lo, mode, hi)
     # r -> k covers every size exactly w(k) times
-    counts = Counter(V.burst_from_draw(lo, mode, hi, r) for r in range(sum(w)))
+    counts = Counter(A.burst_from_draw(lo, mode, hi, r) for r in range(sum(w)))
     assert [counts[k] for k in range(lo, hi + 1)] == w
 
 
 def test_default_burst_is_usually_3_to_8_and_at_most_12():
-    w = V.burst_weights(1, 4, 12)
+    w = A.burst_weights(1, 4, 12)
     assert w == [9, 18, 27, 36, 32, 28, 24, 20, 16, 12, 8, 4] and sum(w) == 234
     assert sum(w[2:8]) / sum(w) > 0.7
     rng = random.Random(1)
-    sizes = [V.sample_burst(rng, 1, 4, 12) for _ in range(20000)]
+    sizes = [A.sample_burst(rng, 1, 4, 12) for _ in range(20000)]
     assert min(sizes) == 1 and max(sizes) == 12
     assert abs(sum(sizes) / len(sizes) - 1326 / 234) < 0.05
 
 
 def test_burst_rejects_a_bad_shape():
     with pytest.raises(ValueError):
-        V.burst_weights(5, 4, 12)
+        A.burst_weights(5, 4, 12)
     with pytest.raises(ValueError):
-        V.burst_weights(0, 0, 3)
+        A.burst_weights(0, 0, 3)
     with pytest.raises(ValueError):
-        V.burst_from_draw(1, 4, 12, 234)
+        A.burst_from_draw(1, 4, 12, 234)
 
 
 def test_fire_chance_tables():
     for case in DATA["algorithms"]["fire_chance"]["cases"]:
-        assert case["chance_by_streak"] == [V.fire_chance(case["base"], case["step"], k) for k in range(8)]
-    assert [V.fire_chance(250, 150, k) for k in range(7)] == [250, 400, 550, 700, 850, 1000, 1000]
+        assert case["chance_by_streak"] == [A.fire_chance(case["base"], case["step"], k) for k in range(8)]
+    assert [A.fire_chance(250, 150, k) for k in range(7)] == [250, 400, 550, 700, 850, 1000, 1000]
     rng = random.Random(2)
-    assert not any(V.fires(rng, 0) for _ in range(2000))
-    assert all(V.fires(rng, 1000) for _ in range(2000))
+    assert not any(A.fires(rng, 0) for _ in range(2000))
+    assert all(A.fires(rng, 1000) for _ in range(2000))
 
 
 def test_line_model_tables():
     for case in DATA["algorithms"]["line_model"]["cases"]:
         w, d = case["window"], case["d"]
-        on_b = sum(V.lands_on_b_from_draw(r, d, w) for r in range(2 * w))
-        assert on_b == case["b_draws"] == V.cards_on_b(w, d)
+        on_b = sum(A.lands_on_b_from_draw(r, d, w) for r in range(2 * w))
+        assert on_b == case["b_draws"] == A.cards_on_b(w, d)
     # P(B) = 1/2 + d/W, certain at |d| >= W/2, a coin at d = 0
-    assert V.cards_on_b(1000, 0) == 1000 and V.cards_on_b(1000, 500) == 2000 and V.cards_on_b(1000, -500) == 0
-    assert V.cards_on_b(1000, 250) == 1500
+    assert A.cards_on_b(1000, 0) == 1000 and A.cards_on_b(1000, 500) == 2000 and A.cards_on_b(1000, -500) == 0
+    assert A.cards_on_b(1000, 250) == 1500
 
 
 def test_reference_draws_use_one_random_number_each():
     """The reference draws exactly one U(n) per call, so emulator runs replay from a seed."""
     a, b = random.Random(9), random.Random(9)
-    V.sample_burst(a, 1, 4, 12)
+    A.sample_burst(a, 1, 4, 12)
     b.randrange(234)
-    V.lands_on_b(a, 5000, 1000)                  # certain, still one draw
+    A.lands_on_b(a, 5000, 1000)                  # certain, still one draw
     b.randrange(2000)
-    V.fires(a, 1000)
+    A.fires(a, 1000)
     b.randrange(1000)
-    assert V.countdown(a, 2_000_000, 6_000_000) == 2_000_000 + b.randrange(4_000_001)
-    assert V.pick(a, [5, 1, 3]) == [1, 3, 5][b.randrange(3)]
+    assert A.countdown(a, 2_000_000, 6_000_000) == 2_000_000 + b.randrange(4_000_001)
+    assert A.pick(a, [5, 1, 3]) == [1, 3, 5][b.randrange(3)]
     assert a.getstate() == b.getstate()

@@ -4,7 +4,7 @@ tens of thousands of races per unit kind, every verdict checked exactly.
 Each race goes through the driver, the codec and a faulty line to the emulator. The host
 predicts every verdict before it comes: the stimuli are its own, and the unit's draws
 (countdowns, the line, the launcher's fire and burst draws, the Flash's selections) are
-mirrored with the reference algorithms of protocol/vectors.py from the seed the host set.
+mirrored with the reference algorithms of protocol/algorithms.py from the seed the host set.
 A verdict that differs from the prediction is a wrong verdict; a verdict that never comes
 is a lost one. Neither may happen. A race cut short by the link (a command whose reply and
 effect are both lost) is counted and must stay rare; a reboot (a reset fault) is followed
@@ -26,7 +26,7 @@ from harness import Driver
 from harness.errors import DeviceReset, LinkError, WaitTimeout
 from protocol import catalogue as cat
 from protocol.devtime import WRAP
-from protocol.vectors import countdown, fire_chance, fires, lands_on_b, pick, sample_burst
+from protocol.algorithms import countdown, fire_chance, fires, lands_on_b, pick, sample_burst
 
 BOOT_US = WRAP - 60_000_000         # the counter starts a minute before the u32 wrap
 LEAD_US = 3_000_000                 # stimuli go out this far ahead: a lost ACK and the STATUS after it fit
@@ -39,9 +39,9 @@ SD_REASON = cat.ENUM_VALUES["showdown_reason"]
 FL_REASON = cat.ENUM_VALUES["flash_buzzer_reason"]
 NONE_I32 = cat.NONE_I32
 
-FIGURES: dict[str, dict] = {}
-
-pytestmark = pytest.mark.slow           # part of every run; -m "not slow" leaves it out
+# part of every run; -m "not slow" leaves it out. Under -n the whole file goes to one worker
+# (tests/conftest.py), so the totals reuse the soaks the kinds' tests ran there.
+pytestmark = pytest.mark.slow
 
 
 class Soak:
@@ -302,13 +302,25 @@ class FlashSoak(Soak):
         self.seen(f.dev_us)
 
 
-def soak(cls, races, seed, frames_per_race):
+#: kind -> (soak, races, seed, frames per race)
+SOAKS = {"showdown": (ShowdownSoak, 45_000, 1, 25), "launcher": (LauncherSoak, 40_000, 2, 12),
+         "flash": (FlashSoak, 15_000, 3, 30)}
+_DONE: dict[str, tuple] = {}            # a soak is deterministic: run once per process, read by every test
+
+
+def soak(kind: str) -> tuple:
+    """The soak of one kind and its figures, run now unless this process already ran it."""
+    if kind not in _DONE:
+        _DONE[kind] = _run(*SOAKS[kind])
+    return _DONE[kind]
+
+
+def _run(cls, races, seed, frames_per_race):
     s = cls(races, seed, frames_per_race)
     try:
         fig = s.run()
     finally:
         s.d.close()
-    FIGURES[cls.kind] = fig
     print(f"\nsoak {fig['kind']}: {fig['races']} races in {fig['wall_s']} s ({fig['races_per_s']}/s), "
           f"{fig['device_hours']} device hours, {fig['wraps']} wraps, {fig['boots']} boots, "
           f"resets {fig['resets']}, cut short {fig['cut_short']}, lost verdicts {fig['lost_verdicts']}, "
@@ -338,9 +350,8 @@ def common_checks(s, fig, races):
 
 
 def test_soak_showdown():
-    races = 45_000
-    s, fig = soak(ShowdownSoak, races, seed=1, frames_per_race=25)
-    common_checks(s, fig, races)
+    s, fig = soak("showdown")
+    common_checks(s, fig, SOAKS["showdown"][1])
     a, b = s.tie_losers["a"], s.tie_losers["b"]
     assert a + b > 1000 and abs(a - b) < 0.1 * (a + b)             # exact ties: the line splits them evenly
     on_b, expected = s.cards_on_b
@@ -348,9 +359,8 @@ def test_soak_showdown():
 
 
 def test_soak_launcher():
-    races = 40_000
-    s, fig = soak(LauncherSoak, races, seed=2, frames_per_race=12)
-    common_checks(s, fig, races)
+    s, fig = soak("launcher")
+    common_checks(s, fig, SOAKS["launcher"][1])
     n = len(s.bursts)
     mean = sum(s.bursts) / n
     assert abs(mean - 17 / 3) < 0.1                                  # triangle (1, 4, 12): mean 17/3
@@ -359,9 +369,8 @@ def test_soak_launcher():
 
 
 def test_soak_flash():
-    races = 15_000
-    s, fig = soak(FlashSoak, races, seed=3, frames_per_race=30)
-    common_checks(s, fig, races)
+    s, fig = soak("flash")
+    common_checks(s, fig, SOAKS["flash"][1])
     counts = list(s.selected.values())
     assert all(abs(c - sum(counts) / 3) < 0.05 * sum(counts) / 3 for c in counts)   # FL-3: uniform
     assert s.ties > 1000
@@ -369,7 +378,6 @@ def test_soak_flash():
 
 def test_soak_totals():
     """All kinds together: at least 100,000 races and 3 device hours each."""
-    if len(FIGURES) < 3:
-        pytest.skip("runs after the three soaks in the same process")
-    assert sum(f["races"] for f in FIGURES.values()) >= 100_000
-    assert all(f["device_hours"] >= 3 and f["wraps"] >= 2 for f in FIGURES.values())
+    figures = [soak(kind)[1] for kind in SOAKS]
+    assert sum(f["races"] for f in figures) >= 100_000
+    assert all(f["device_hours"] >= 3 and f["wraps"] >= 2 for f in figures)

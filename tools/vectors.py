@@ -1,7 +1,7 @@
-"""Golden test vectors of uno-hil protocol 1.0, and the reference integer algorithms.
+"""Golden test vectors of uno-hil protocol 1.0: fixtures/vectors/, generated from the catalogue.
 
-    python -m protocol.vectors --write    regenerate fixtures/vectors/{vectors.json,vectors.h}
-    python -m protocol.vectors --check    exit 1 if the files differ from what the catalogue gives
+    python -m tools.vectors --write    regenerate fixtures/vectors/{vectors.json,vectors.h}
+    python -m tools.vectors --check    exit 1 if the files differ from what the catalogue gives
 
 vectors.json holds
 - frames: at least three per message type (typical values chosen by hand, all-zero, all-0xFF,
@@ -14,8 +14,8 @@ vectors.json holds
 - crc_check: CRC-16/CCITT-FALSE of b"123456789".
 vectors.h is the same frames and streams as C arrays, plus the payload size of every type id.
 
-The reference algorithms below are the normative integer algorithms of SPEC.md section 6, written
-once in Python; the emulator uses them, the vectors are built from them.
+The algorithms' tables come from protocol/algorithms.py, the normative integer algorithms of SPEC.md
+section 6 that the emulator runs.
 """
 from __future__ import annotations
 
@@ -25,88 +25,15 @@ import json
 import sys
 from pathlib import Path
 
-from . import catalogue as cat
-from .catalogue import NONE_I32, NONE_U8, NONE_U32
-from .codec import Frame, StreamDecoder, encode, encode_raw
-from .framing import cobs_encode, crc16
+from protocol import catalogue as cat
+from protocol.algorithms import burst_total, burst_weights, cards_on_b, fire_chance
+from protocol.catalogue import NONE_I32, NONE_U8, NONE_U32
+from protocol.codec import Frame, StreamDecoder, encode, encode_raw
+from protocol.framing import cobs_encode, crc16
 
 VECTORS_DIR = Path(__file__).resolve().parent.parent / "fixtures" / "vectors"
 JSON_PATH = VECTORS_DIR / "vectors.json"
 HEADER_PATH = VECTORS_DIR / "vectors.h"
-
-
-# ---- reference integer algorithms (SPEC.md section 6) -------------------------------------------------
-#
-# U(n) is a uniform integer in [0, n) from the unit's generator: rng.randrange(n) for a Python
-# random.Random. Only the distributions are normative; the generator is the implementation's.
-
-def burst_weights(lo: int, mode: int, hi: int) -> list[int]:
-    """Integer weights of burst sizes lo..hi: a triangle with zeros at lo - 1 and hi + 1 and its
-    peak at mode. w(k) = (k - lo + 1) * (hi - mode + 1) for k <= mode,
-                 w(k) = (hi - k + 1) * (mode - lo + 1) for k > mode."""
-    if not 1 <= lo <= mode <= hi:
-        raise ValueError(f"burst needs 1 <= lo <= mode <= hi, not {lo}, {mode}, {hi}")
-    a, b = mode - lo + 1, hi - mode + 1
-    return [(k - lo + 1) * b if k <= mode else (hi - k + 1) * a for k in range(lo, hi + 1)]
-
-
-def burst_total(lo: int, mode: int, hi: int) -> int:
-    """Sum of burst_weights: (mode - lo + 1) * (hi - mode + 1) * (hi - lo + 2) / 2, exactly."""
-    a, b = mode - lo + 1, hi - mode + 1
-    return a * b * (a + b) // 2
-
-
-def burst_from_draw(lo: int, mode: int, hi: int, r: int) -> int:
-    """The burst size for r in [0, burst_total): the first k whose cumulative weight exceeds r."""
-    if not 0 <= r < burst_total(lo, mode, hi):
-        raise ValueError(f"r must be in [0, {burst_total(lo, mode, hi)}), not {r}")
-    for k, w in zip(range(lo, hi + 1), burst_weights(lo, mode, hi)):
-        if r < w:
-            return k
-        r -= w
-    raise AssertionError("unreachable")
-
-
-def sample_burst(rng, lo: int, mode: int, hi: int) -> int:
-    """One burst size: exactly one draw U(burst_total)."""
-    return burst_from_draw(lo, mode, hi, rng.randrange(burst_total(lo, mode, hi)))
-
-
-def fire_chance(base_permille: int, step_permille: int, empty_streak: int) -> int:
-    """Chance per mille that a press fires: min(1000, base + streak * step)."""
-    return min(1000, base_permille + empty_streak * step_permille)
-
-
-def fires(rng, chance_permille: int) -> bool:
-    """One draw U(1000), always made: the press fires iff it is below the chance."""
-    return rng.randrange(1000) < chance_permille
-
-
-def lands_on_b_from_draw(r: int, d: int, window: int) -> bool:
-    """One card of a tie, r = U(2W): on B's side iff r < W + 2d, d = t_b - t_a."""
-    return r < window + 2 * d
-
-
-def lands_on_b(rng, d: int, window: int) -> bool:
-    """One card of a tie: exactly one draw U(2W), made even when the outcome is certain.
-    P(B) = clamp(1/2 + d/W, 0, 1)."""
-    return lands_on_b_from_draw(rng.randrange(2 * window), d, window)
-
-
-def cards_on_b(window: int, d: int) -> int:
-    """How many of the 2W equally likely draws put a card on B's side: clamp(W + 2d, 0, 2W)."""
-    return max(0, min(2 * window, window + 2 * d))
-
-
-def pick(rng, candidates: list[int]) -> int:
-    """A uniform choice from candidates in ascending order: candidates[U(len)]."""
-    cs = sorted(candidates)
-    return cs[rng.randrange(len(cs))]
-
-
-def countdown(rng, lo: int, hi: int) -> int:
-    """Countdown length: lo + U(hi - lo + 1)."""
-    return lo + rng.randrange(hi - lo + 1)
 
 
 # ---- good frames ------------------------------------------------------------------------------------
@@ -385,7 +312,7 @@ def build() -> dict:
     return {
         "protocol": f"{cat.MAJOR}.{cat.MINOR}",
         "catalog_crc": cat.CATALOG_CRC,
-        "generator": "python -m protocol.vectors --write (from protocol/messages.yaml)",
+        "generator": "python -m tools.vectors --write (from protocol/messages.yaml)",
         "crc_check": {"algorithm": "CRC-16/CCITT-FALSE: poly 0x1021, init 0xFFFF, no reflection, no xorout",
                       "input_ascii": "123456789", "crc": crc16(b"123456789")},
         "frames": good_frames(),
@@ -413,7 +340,7 @@ def render_header(data: dict | None = None) -> str:
     for m in cat.MESSAGES:
         sizes[m.id] = m.size
     out = [
-        "/* uno-hil protocol %s golden vectors. Generated by python -m protocol.vectors --write" % data["protocol"],
+        "/* uno-hil protocol %s golden vectors. Generated by python -m tools.vectors --write" % data["protocol"],
         " * from protocol/messages.yaml; do not edit. */",
         "#ifndef UHIL_VECTORS_H",
         "#define UHIL_VECTORS_H",
@@ -479,7 +406,7 @@ def check() -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m protocol.vectors", description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(prog="python -m tools.vectors", description=__doc__.split("\n\n")[0])
     g = ap.add_mutually_exclusive_group(required=True)
     g.add_argument("--write", action="store_true", help="regenerate fixtures/vectors/")
     g.add_argument("--check", action="store_true", help="exit 1 if fixtures/vectors/ is stale")
@@ -497,7 +424,7 @@ def main(argv: list[str] | None = None) -> int:
     for p in problems:
         print(p, file=sys.stderr)
     if problems:
-        print("run: python -m protocol.vectors --write", file=sys.stderr)
+        print("run: python -m tools.vectors --write", file=sys.stderr)
         return 1
     print(f"{VECTORS_DIR}: up to date")
     return 0

@@ -10,9 +10,9 @@ whose content is exactly what this module produces for `name`. Everything a tabl
 about a message, a field, a parameter or an enum comes from the catalogue; nothing is
 typed twice.
 
-    python -m protocol.spec_tables            print every region
-    python -m protocol.spec_tables --write    rewrite the regions in SPEC.md
-    python -m protocol.spec_tables --check    exit 1 (with a diff) if SPEC.md has drifted
+    python -m tools.spec_tables            print every region
+    python -m tools.spec_tables --write    rewrite the regions in SPEC.md
+    python -m tools.spec_tables --check    exit 1 (with a diff) if SPEC.md has drifted
 """
 from __future__ import annotations
 
@@ -22,11 +22,11 @@ import re
 import sys
 from pathlib import Path
 
-from . import catalogue as cat
-from .codec import encode_raw
-from .framing import cobs_encode, crc16
+from protocol import catalogue as cat
+from protocol.codec import encode_raw
+from protocol.framing import cobs_encode, crc16
 
-SPEC_PATH = Path(__file__).with_name("SPEC.md")
+SPEC_PATH = Path(__file__).resolve().parent.parent / "protocol" / "SPEC.md"
 
 _REGION_RE = re.compile(
     r"(<!-- BEGIN GENERATED: (?P<name>[a-z0-9-]+) -->\n)(?P<body>.*?)(<!-- END GENERATED: (?P=name) -->)",
@@ -34,10 +34,6 @@ _REGION_RE = re.compile(
 )
 
 _DIRECTION = {"command": "host → device", "reply": "device → host", "event": "device → host"}
-_UNIT_PREFIX = {"showdown": "showdown_", "flash": "flash_", "launcher": "launcher_"}
-#: enums that belong to one unit although their name does not say so
-_UNIT_EXTRA_ENUMS = {"showdown": ("side",), "flash": (), "launcher": ()}
-_UNIT_TITLE = {"showdown": "Showdown unit", "flash": "Flash base", "launcher": "Card launcher"}
 
 #: NAK error codes: when a device answers with each, and what NAK.detail then holds. The code
 #: numbers come from the catalogue's `error` enum; a test fails when an error lacks its text here.
@@ -115,9 +111,9 @@ def _enum_ref(enum: str) -> str:
 
 
 def _unit_of_enum(enum: str) -> str | None:
-    for unit, prefix in _UNIT_PREFIX.items():
-        if enum.startswith(prefix) or enum in _UNIT_EXTRA_ENUMS[unit]:
-            return unit
+    for unit in cat.UNITS.values():
+        if enum in unit.enums:
+            return unit.kind
     return None
 
 
@@ -126,7 +122,7 @@ def common_enums() -> list[str]:
 
 
 def unit_enums(unit: str) -> list[str]:
-    return [e for e in cat.ENUM_VALUES if _unit_of_enum(e) == unit]
+    return list(cat.UNITS[unit].enums)
 
 
 def frame_size(m: cat.MessageDef) -> int:
@@ -206,12 +202,13 @@ def region_enums_common() -> str:
 
 def _unit_region(unit: str) -> str:
     parts = [_enum_table(e) for e in unit_enums(unit)]
+    title = cat.UNITS[unit].title
     events = [m for m in cat.MESSAGES if m.kind == "event" and unit in m.units and len(m.units) == 1]
-    parts.append(f"**Events of the {_UNIT_TITLE[unit]}** (besides the common BOOT, INPUT_SEEN, LIGHT, SOUND, STATE)\n\n"
+    parts.append(f"**Events of the {title}** (besides the common BOOT, INPUT_SEEN, LIGHT, SOUND, STATE)\n\n"
                  + _table(["id", "event", "payload"],
                           [[_hex(m.id), f"[{m.name}](#{_anchor(m)})", m.size] for m in events]))
     params = cat.params_for(unit)
-    parts.append(f"**Parameters of the {_UNIT_TITLE[unit]}**\n\n"
+    parts.append(f"**Parameters of the {title}**\n\n"
                  + _table(["id", "parameter", "min", "max", "default", "unit"],
                           [[_hex(p.id), f"`{p.name}`", p.min, p.max, p.default, _unit(p.unit)] for p in params]))
     return "\n\n".join(parts)
@@ -355,7 +352,7 @@ def check(path: Path = SPEC_PATH) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m protocol.spec_tables", description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(prog="python -m tools.spec_tables", description=__doc__.split("\n\n")[0])
     g = ap.add_mutually_exclusive_group()
     g.add_argument("--write", action="store_true", help="rewrite the generated regions of SPEC.md")
     g.add_argument("--check", action="store_true", help="exit 1 if SPEC.md's generated regions are stale")
@@ -379,7 +376,7 @@ def main(argv: list[str] | None = None) -> int:
         for p in problems:
             print(f"{args.spec}: {p}", file=sys.stderr)
         if problems:
-            print("run: python -m protocol.spec_tables --write", file=sys.stderr)
+            print("run: python -m tools.spec_tables --write", file=sys.stderr)
             return 1
         print(f"{args.spec}: up to date")
         return 0

@@ -1,0 +1,385 @@
+"""What a valid messages.yaml is: its text checked node by node, into plain data or a CatalogueError at file:line:col.
+
+Every key is checked against the keys its place allows, every value against its type, and every
+name one entry gives (an enum, a message, a parameter, an input) against the entries that define
+it, so a typo fails at import with the line to fix instead of vanishing or failing far away.
+"""
+from __future__ import annotations
+
+import re
+from typing import NoReturn
+
+import yaml
+
+from .rules import CrossRule
+
+#: field type -> (struct code, min, max)
+TYPES = {
+    "u8": ("B", 0, 0xFF), "u16": ("H", 0, 0xFFFF), "u32": ("I", 0, 0xFFFFFFFF), "u64": ("Q", 0, 0xFFFFFFFFFFFFFFFF),
+    "i8": ("b", -0x80, 0x7F), "i16": ("h", -0x8000, 0x7FFF), "i32": ("i", -0x80000000, 0x7FFFFFFF),
+}
+_SIZES = {"u8": 1, "u16": 2, "u32": 4, "u64": 8, "i8": 1, "i16": 2, "i32": 4}
+#: type ids by message class (SPEC 4.1)
+ID_RANGES = {"command": (0x01, 0x3F), "reply": (0x40, 0x5F), "event": (0x60, 0xBF)}
+_ARTICLE = {"command": "a command", "reply": "a reply", "event": "an event"}
+SITUATIONS = ("report", "stimulus", "refused", "refused_value", "busy_config", "busy")
+
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+_TOP = {"protocol": True, "enums": True, "params": True, "messages": True, "units": True}
+_PROTOCOL = dict.fromkeys(("major", "minor", "header_size", "crc_size", "max_frame", "max_payload",
+                           "max_encoded", "event_buffer", "inject_queue"), True)
+_PARAM = {"name": True, "id": True, "units": True, "min": True, "max": True, "default": True,
+          "unit": False, "doc": False}
+_MESSAGE = {"name": True, "id": True, "class": True, "reply": False, "units": False, "doc": False, "fields": False}
+_FIELD = {"name": True, "type": True, "count": False, "enum": False, "doc": False}
+_UNIT = {"title": True, "section": True, "verdict": True, "outcome_field": True, "power_on_state": True,
+         "capabilities": True, "enums": False, "anchors": True, "time_fields": True, "cross_rules": False,
+         "field_enums": True, "situations": True}
+
+_CONSTRUCT = yaml.constructor.SafeConstructor()
+_SCALARS = {
+    "tag:yaml.org,2002:str": lambda n: n.value,
+    "tag:yaml.org,2002:int": _CONSTRUCT.construct_yaml_int,
+    "tag:yaml.org,2002:bool": _CONSTRUCT.construct_yaml_bool,
+    "tag:yaml.org,2002:null": lambda n: None,
+    "tag:yaml.org,2002:float": _CONSTRUCT.construct_yaml_float,
+}
+# libyaml composes several times faster than the pure-Python parser, and the codec is built at import
+_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+class CatalogueError(ValueError):
+    """messages.yaml is not a valid catalogue; the message starts with file:line:col."""
+
+
+def load_catalogue(text: str, file: str = "messages.yaml") -> dict:
+    """The catalogue in text as plain data (what yaml.safe_load gives), once every rule holds."""
+    try:
+        root = yaml.compose(text, Loader=_LOADER)
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line, col = (mark.line + 1, mark.column + 1) if mark else (1, 1)
+        raise CatalogueError(f"{file}:{line}:{col}: malformed YAML: {exc.problem or exc}") from None
+    except yaml.YAMLError as exc:
+        raise CatalogueError(f"{file}:1:1: malformed YAML: {exc}") from None
+    return _Reader(file).catalogue(root)
+
+
+def _text(node: yaml.Node) -> str:
+    if isinstance(node, yaml.MappingNode):
+        return "a mapping"
+    if isinstance(node, yaml.SequenceNode):
+        return "a list"
+    return repr(_scalar(node))
+
+
+def _scalar(node: yaml.ScalarNode):
+    return _SCALARS.get(node.tag, lambda n: n.value)(node)
+
+
+def _label(node, what: str, i: int) -> str:
+    """How to name the i-th entry of a list in a problem: by its name when it has a readable one."""
+    if isinstance(node, yaml.MappingNode):
+        for k, v in node.value:
+            if isinstance(k, yaml.ScalarNode) and k.value == "name" and isinstance(v, yaml.ScalarNode) and v.value:
+                return f"{what} {v.value}"
+    return f"{what}s[{i}]"
+
+
+def _join(names) -> str:
+    return ", ".join(str(n) for n in names) or "none"
+
+
+class _Reader:
+    def __init__(self, file: str):
+        self.file = file
+
+    def fail(self, node: yaml.Node | None, where: str, problem: str, allowed=None) -> NoReturn:
+        line, col = (node.start_mark.line + 1, node.start_mark.column + 1) if node is not None else (1, 1)
+        tail = f" (allowed: {_join(allowed)})" if allowed is not None else ""
+        raise CatalogueError(f"{self.file}:{line}:{col}: {where}: {problem}{tail}")
+
+    # ---- shapes ----
+
+    def mapping(self, node, where: str, keys: dict[str, bool] | None = None) -> dict[str, tuple]:
+        """key -> (key node, value node); keys maps each allowed key to whether it is required."""
+        if not isinstance(node, yaml.MappingNode):
+            self.fail(node, where, f"must be a mapping, not {_text(node)}")
+        out: dict[str, tuple] = {}
+        for k, v in node.value:
+            name = _scalar(k) if isinstance(k, yaml.ScalarNode) else None
+            if not isinstance(name, str):
+                self.fail(k, where, f"keys must be names, not {_text(k)}")
+            if name in out:
+                self.fail(k, where, f"duplicate key {name!r}")
+            if keys is not None and name not in keys:
+                self.fail(k, where, f"unknown key {name!r}", sorted(keys))
+            out[name] = (k, v)
+        for name, required in (keys or {}).items():
+            if required and name not in out:
+                self.fail(node, where, f"missing key {name!r}")
+        return out
+
+    def seq(self, node, where: str) -> list:
+        if not isinstance(node, yaml.SequenceNode):
+            self.fail(node, where, f"must be a list, not {_text(node)}")
+        return node.value
+
+    def value(self, node, where: str, types: tuple, what: str):
+        v = _scalar(node) if isinstance(node, yaml.ScalarNode) else node
+        if isinstance(v, yaml.Node) or (isinstance(v, bool) and bool not in types) or not isinstance(v, types):
+            self.fail(node, where, f"must be {what}, not {_text(node)}")
+        return v
+
+    def integer(self, node, where: str, lo: int = 0, hi: int | None = None) -> int:
+        v = self.value(node, where, (int,), "an integer")
+        if v < lo or (hi is not None and v > hi):
+            self.fail(node, where, f"{v} is out of range [{lo}, {hi if hi is not None else '...'}]")
+        return v
+
+    def text(self, node, where: str) -> str:
+        return self.value(node, where, (str,), "text")
+
+    def name(self, node, where: str) -> str:
+        v = self.text(node, where)
+        if not _NAME.match(v):
+            self.fail(node, where, f"{v!r} is not a name (letters, digits, _)")
+        return v
+
+    def one_of(self, node, where: str, allowed, what: str) -> str:
+        v = self.text(node, where)
+        if v not in allowed:
+            self.fail(node, where, f"unknown {what} {v!r}", allowed)
+        return v
+
+    def names(self, node, where: str, allowed, what: str) -> list[str]:
+        out = []
+        for n in self.seq(node, where):
+            v = self.one_of(n, where, allowed, what)
+            if v in out:
+                self.fail(n, where, f"{what} {v!r} named twice")
+            out.append(v)
+        return out
+
+    # ---- sections ----
+
+    def catalogue(self, root) -> dict:
+        if root is None:
+            self.fail(None, "catalogue", "the file is empty")
+        top = self.mapping(root, "catalogue", _TOP)
+        self.raw: dict = {"protocol": self.protocol(top["protocol"][1])}
+        self.raw["enums"] = self.enums(top["enums"][1])
+        self.raw["params"] = self.params(top["params"][1])
+        self.raw["messages"] = self.messages(top["messages"][1])
+        self.raw["units"] = self.units(top["units"][1])
+        return self.raw
+
+    def protocol(self, node) -> dict:
+        m = self.mapping(node, "protocol", _PROTOCOL)
+        out = {k: self.integer(v, f"protocol {k}", 0, 0xFFFF) for k, (_, v) in m.items()}
+        for k in ("major", "minor"):
+            if out[k] > 15:
+                self.fail(m[k][1], f"protocol {k}", f"{out[k]} does not fit the version byte's 4 bits")
+        if out["header_size"] + out["max_payload"] + out["crc_size"] != out["max_frame"]:
+            self.fail(m["max_frame"][1], "protocol max_frame", "must equal header_size + max_payload + crc_size")
+        return out
+
+    def enums(self, node) -> dict:
+        out = {}
+        for name, (k, v) in self.mapping(node, "enums").items():
+            self.name(k, "enums")
+            values = {}
+            for member, (mk, mv) in self.mapping(v, f"enum {name}").items():
+                values[self.name(mk, f"enum {name}")] = self.integer(mv, f"enum {name} {member}", 0, 0xFF)
+            if not values:
+                self.fail(v, f"enum {name}", "has no members")
+            out[name] = values
+        self.enum_names = set(out) | {"param"}
+        return out
+
+    def params(self, node) -> list:
+        kinds = self.raw["enums"].get("unit_kind")
+        if kinds is None:
+            self.fail(node, "params", "the enums have no unit_kind, which params and units name")
+        out, ids, names = [], {}, set()
+        for i, n in enumerate(self.seq(node, "params")):
+            m = self.mapping(n, _label(n, "param", i), _PARAM)
+            name = self.name(m["name"][1], f"params[{i}] name")
+            where = f"param {name}"
+            if name in names:
+                self.fail(m["name"][1], where, "name already used by another parameter")
+            names.add(name)
+            p = {"name": name, "id": self.integer(m["id"][1], f"{where} id", 0, 0xFF)}
+            if p["id"] in ids:
+                self.fail(m["id"][1], f"{where} id", f"0x{p['id']:02X} is already the id of {ids[p['id']]}")
+            ids[p["id"]] = name
+            p["units"] = self.names(m["units"][1], f"{where} units", list(kinds), "unit kind")
+            if not p["units"]:
+                self.fail(m["units"][1], f"{where} units", "names no unit kind", list(kinds))
+            for k in ("min", "max", "default"):
+                p[k] = self.integer(m[k][1], f"{where} {k}", 0, 0xFFFFFFFF)
+            if not p["min"] <= p["default"] <= p["max"]:
+                self.fail(m["default"][1], f"{where} default", f"must lie in [min, max] = [{p['min']}, {p['max']}]")
+            p["unit"] = self.text(m["unit"][1], f"{where} unit") if "unit" in m else ""
+            p["doc"] = self.text(m["doc"][1], f"{where} doc") if "doc" in m else ""
+            out.append(p)
+        return out
+
+    def messages(self, node) -> list:
+        out, ids, by_name, replies = [], {}, {}, []
+        max_payload = self.raw["protocol"]["max_payload"]
+        for i, n in enumerate(self.seq(node, "messages")):
+            m = self.mapping(n, _label(n, "message", i), _MESSAGE)
+            name = self.name(m["name"][1], f"messages[{i}] name")
+            where = f"message {name}"
+            if name in by_name:
+                self.fail(m["name"][1], where, "name already used by another message")
+            cls = self.one_of(m["class"][1], f"{where} class", list(ID_RANGES), "class")
+            lo, hi = ID_RANGES[cls]
+            mid = self.integer(m["id"][1], f"{where} id", 0, 0xFF)
+            if not lo <= mid <= hi:
+                self.fail(m["id"][1], f"{where} id", f"0x{mid:02X} is outside the {cls} ids 0x{lo:02X}..0x{hi:02X}")
+            if mid in ids:
+                self.fail(m["id"][1], f"{where} id", f"0x{mid:02X} is already the id of {ids[mid]}")
+            ids[mid] = name
+            raw = {"name": name, "id": mid, "class": cls}
+            if cls == "command":
+                if "reply" not in m:
+                    self.fail(n, where, "a command needs a reply")
+                raw["reply"] = self.name(m["reply"][1], f"{where} reply")
+                replies.append((m["reply"][1], where, raw["reply"]))
+            elif "reply" in m:
+                self.fail(m["reply"][0], where, f"only commands have a reply, not {_ARTICLE[cls]}")
+            if cls == "event":
+                if "units" not in m:
+                    self.fail(n, where, "an event needs units (the unit kinds that send it)")
+                raw["units"] = self.names(m["units"][1], f"{where} units", list(self.raw["enums"]["unit_kind"]),
+                                          "unit kind")
+            elif "units" in m:
+                self.fail(m["units"][0], where, f"only events have units, not {_ARTICLE[cls]}")
+            if "doc" in m:
+                raw["doc"] = self.text(m["doc"][1], f"{where} doc")
+            raw["fields"] = self.fields(m["fields"][1] if "fields" in m else None, where, cls, n)
+            size = sum(_SIZES[f["type"]] * f.get("count", 1) for f in raw["fields"])
+            if size > max_payload:
+                self.fail(n, where, f"payload {size} bytes > max_payload {max_payload}")
+            by_name[name] = raw
+            out.append(raw)
+        for node_, where, reply in replies:
+            if by_name.get(reply, {}).get("class") != "reply":
+                self.fail(node_, f"{where} reply", f"{reply!r} is not a reply message",
+                          [r["name"] for r in out if r["class"] == "reply"])
+        self.by_name = by_name
+        return out
+
+    def fields(self, node, where: str, cls: str, message_node) -> list:
+        out, names = [], set()
+        for n in self.seq(node, f"{where} fields") if node is not None else ():
+            m = self.mapping(n, _label(n, f"{where} field", len(out)), _FIELD)
+            name = self.name(m["name"][1], f"{where} field name")
+            fw = f"{where} field {name}"
+            if name in names:
+                self.fail(m["name"][1], fw, "name already used by another field")
+            names.add(name)
+            f = {"name": name, "type": self.one_of(m["type"][1], f"{fw} type", list(TYPES), "type")}
+            if "count" in m:
+                f["count"] = self.integer(m["count"][1], f"{fw} count", 1, 255)
+            if "enum" in m:
+                f["enum"] = self.one_of(m["enum"][1], f"{fw} enum", sorted(self.enum_names), "enum")
+            if "doc" in m:
+                f["doc"] = self.text(m["doc"][1], f"{fw} doc")
+            out.append(f)
+        first = {"event": "event_seq", "reply": "cmd_seq"}.get(cls)
+        if first and (not out or out[0]["name"] != first or out[0]["type"] != "u16"):
+            self.fail(node if node is not None else message_node, where,
+                      f"the first field must be {first} (u16), as in every {cls}")
+        return out
+
+    def units(self, node) -> dict:
+        kinds = list(self.raw["enums"]["unit_kind"])
+        m = self.mapping(node, "units", dict.fromkeys(kinds, True))
+        return {kind: self.unit(kind, m[kind][0], m[kind][1]) for kind in kinds}
+
+    def unit(self, kind: str, key_node, node) -> dict:
+        where = f"unit {kind}"
+        enums = self.raw["enums"]
+        for suffix in ("input", "state"):
+            if f"{kind}_{suffix}" not in enums:
+                self.fail(key_node, where, f"the enums have no {kind}_{suffix}")
+        m = self.mapping(node, where, _UNIT)
+        events = {name: raw for name, raw in self.by_name.items() if raw["class"] == "event" and kind in raw["units"]}
+        spoken = {name: raw for name, raw in self.by_name.items() if raw["class"] != "event" or name in events}
+        params = [p["name"] for p in self.raw["params"] if kind in p["units"]]
+        out = {"title": self.text(m["title"][1], f"{where} title"),
+               "section": self.text(m["section"][1], f"{where} section")}
+        out["verdict"] = self.one_of(m["verdict"][1], f"{where} verdict", list(events), "event")
+        out["outcome_field"] = self.one_of(m["outcome_field"][1], f"{where} outcome_field",
+                                           [f["name"] for f in events[out["verdict"]]["fields"]], "field")
+        out["power_on_state"] = self.one_of(m["power_on_state"][1], f"{where} power_on_state",
+                                            list(enums[f"{kind}_state"]), "state")
+        out["capabilities"] = self.names(m["capabilities"][1], f"{where} capabilities",
+                                         list(enums.get("capability", ())), "capability")
+        out["enums"] = self.names(m["enums"][1], f"{where} enums", list(enums), "enum") if "enums" in m else []
+        out["anchors"] = {}
+        for name, (k, v) in self.mapping(m["anchors"][1], f"{where} anchors").items():
+            self.name(k, f"{where} anchors")
+            out["anchors"][name] = self.one_of(v, f"{where} anchor {name}", list(events), "event")
+        times = sorted({f["name"] for e in events.values() for f in e["fields"] if f["type"] == "u32"})
+        out["time_fields"] = self.names(m["time_fields"][1], f"{where} time_fields", times, "u32 event field")
+        out["cross_rules"] = []
+        for n in self.seq(m["cross_rules"][1], f"{where} cross_rules") if "cross_rules" in m else ():
+            text = self.text(n, f"{where} cross_rules")
+            try:
+                rule = CrossRule.parse(text)
+            except ValueError as exc:
+                self.fail(n, f"{where} cross_rules", str(exc))
+            for p in rule.params:
+                if p not in params:
+                    self.fail(n, f"{where} cross_rules", f"unknown parameter {p!r}", params)
+            out["cross_rules"].append(text)
+        out["field_enums"] = {}
+        for message, (k, v) in self.mapping(m["field_enums"][1], f"{where} field_enums").items():
+            if message not in spoken:
+                self.fail(k, f"{where} field_enums", f"unknown message {message!r} (or not one of this unit's)",
+                          list(spoken))
+            fields = [f["name"] for f in spoken[message].get("fields", ())]
+            out["field_enums"][message] = {}
+            for field, (fk, fv) in self.mapping(v, f"{where} field_enums {message}").items():
+                if field not in fields:
+                    self.fail(fk, f"{where} field_enums {message}", f"unknown field {field!r}", fields)
+                out["field_enums"][message][field] = self.one_of(fv, f"{where} field_enums {message}.{field}",
+                                                                 sorted(self.enum_names), "enum")
+        out["situations"] = self.situations(m["situations"][1], where, kind, params)
+        return out
+
+    def situations(self, node, where: str, kind: str, params: list[str]) -> dict:
+        where = f"{where} situations"
+        m = self.mapping(node, where, dict.fromkeys(SITUATIONS, True))
+        out = {}
+        for key in ("report", "stimulus"):
+            out[key] = self.stimulus(m[key][1], f"{where}.{key}", kind)
+        for key in ("refused", "refused_value", "busy"):
+            n = m[key][1]
+            if isinstance(n, yaml.ScalarNode) and _scalar(n) is None:
+                out[key] = None
+                continue
+            seq = self.seq(n, f"{where}.{key}")
+            if not seq:
+                self.fail(n, f"{where}.{key}", "an empty list (write null when the unit has no such situation)")
+            out[key] = [self.stimulus(s, f"{where}.{key}", kind) for s in seq]
+        out["busy_config"] = {}
+        limits = {p["name"]: p for p in self.raw["params"]}
+        for name, (k, v) in self.mapping(m["busy_config"][1], f"{where}.busy_config").items():
+            if name not in params:
+                self.fail(k, f"{where}.busy_config", f"unknown parameter {name!r}", params)
+            out["busy_config"][name] = self.integer(v, f"{where}.busy_config {name}",
+                                                    limits[name]["min"], limits[name]["max"])
+        return out
+
+    def stimulus(self, node, where: str, kind: str) -> list:
+        items = self.seq(node, where)
+        if len(items) != 3:
+            self.fail(node, where, f"must be [input, action, value], not {len(items)} item(s)")
+        inp = self.one_of(items[0], where, list(self.raw["enums"][f"{kind}_input"]), "input")
+        action = self.one_of(items[1], where, list(self.raw["enums"].get("action", ())), "action")
+        return [inp, action, self.integer(items[2], where, 0, 0xFF)]

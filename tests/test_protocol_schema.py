@@ -1,0 +1,119 @@
+"""messages.yaml's schema: a broken catalogue fails at load with the file, line and column to fix."""
+from __future__ import annotations
+
+import re
+from importlib import resources
+
+import pytest
+import yaml
+
+from protocol import catalogue as cat
+from protocol.schema import CatalogueError, load_catalogue
+
+TEXT = resources.files("protocol").joinpath("messages.yaml").read_text(encoding="utf-8")
+
+
+def broken(old: str, new: str, mark: str) -> tuple[str, str]:
+    """The catalogue with old replaced by new, and "line:col" of mark, which lies in new."""
+    assert TEXT.count(old) == 1, old
+    start = TEXT.index(old)
+    text = TEXT[:start] + new + TEXT[start + len(old):]
+    pos = start + new.index(mark)
+    line = text.count("\n", 0, pos) + 1
+    col = pos - text.rfind("\n", 0, pos)
+    return text, f"{line}:{col}"
+
+
+def fails(text: str) -> str:
+    with pytest.raises(CatalogueError) as info:
+        load_catalogue(text, "messages.yaml")
+    return str(info.value)
+
+
+def test_the_catalogue_loads_as_plain_yaml_does():
+    raw = yaml.safe_load(TEXT)
+    for m in raw["messages"]:
+        m.setdefault("fields", [])
+    assert load_catalogue(TEXT, "messages.yaml") == raw == cat.RAW
+    assert issubclass(CatalogueError, ValueError)
+
+
+def test_unknown_key():
+    text, at = broken("    reply: IDENTITY\n    doc: \"Start of a session. The reply identifies the unit.\"\n    fields:",
+                      "    reply: IDENTITY\n    doc: \"Start of a session. The reply identifies the unit.\"\n    feilds:",
+                      "feilds")
+    assert fails(text) == (f"messages.yaml:{at}: message HELLO: unknown key 'feilds' "
+                           "(allowed: class, doc, fields, id, name, reply, units)")
+
+
+def test_bad_type():
+    text, at = broken("{name: host_major, type: u8,", "{name: host_major, type: u9,", "u9")
+    assert fails(text) == (f"messages.yaml:{at}: message HELLO field host_major type: unknown type 'u9' "
+                           "(allowed: u8, u16, u32, u64, i8, i16, i32)")
+
+
+def test_unknown_enum_reference():
+    text, at = broken("{name: mode, type: u8, enum: reset_mode}", "{name: mode, type: u8, enum: reset_mod}",
+                      "reset_mod}")
+    message = fails(text)
+    assert message.startswith(f"messages.yaml:{at}: message RESET field mode enum: unknown enum 'reset_mod' (allowed: ")
+    assert "reset_mode" in message
+
+
+def test_duplicate_id():
+    text, at = broken("  - name: TIME_SYNC\n    id: 0x02", "  - name: TIME_SYNC\n    id: 0x01", "0x01")
+    assert fails(text) == f"messages.yaml:{at}: message TIME_SYNC id: 0x01 is already the id of HELLO"
+
+
+def test_id_outside_its_class_range():
+    text, at = broken("  - name: TIME_SYNC\n    id: 0x02", "  - name: TIME_SYNC\n    id: 0x42", "0x42")
+    assert fails(text) == f"messages.yaml:{at}: message TIME_SYNC id: 0x42 is outside the command ids 0x01..0x3F"
+
+
+def test_reply_naming_no_reply_message():
+    text, at = broken("    reply: IDENTITY\n", "    reply: TIME_SYNC\n", "TIME_SYNC")
+    message = fails(text)
+    assert message.startswith(f"messages.yaml:{at}: message HELLO reply: 'TIME_SYNC' is not a reply message "
+                              "(allowed: ACK, NAK, IDENTITY")
+
+
+def test_event_without_event_seq():
+    text, at = broken("      - {name: event_seq, type: u16}\n      - {name: boot_id,", "      - {name: boot_id,", "-")
+    assert fails(text) == f"messages.yaml:{at}: message BOOT: the first field must be event_seq (u16), as in every event"
+
+
+def test_unit_anchor_naming_an_unknown_message():
+    text, at = broken("      green: SD_GREEN\n", "      green: SD_GREN\n", "SD_GREN")
+    message = fails(text)
+    assert message.startswith(f"messages.yaml:{at}: unit showdown anchor green: unknown event 'SD_GREN' (allowed: ")
+    assert "SD_GREEN" in message and "FL_BUZZER" not in message
+
+
+def test_unit_cross_rule_naming_an_unknown_param():
+    text, at = broken("      - tie_window_us < flight_us\n", "      - tie_window_us < flite_us\n", "tie_window_us")
+    message = fails(text)
+    assert message.startswith(f"messages.yaml:{at}: unit showdown cross_rules: unknown parameter 'flite_us' "
+                              "(allowed: rng_seed, countdown_min_us")
+
+
+def test_unit_situation_naming_an_unknown_input():
+    text, at = broken("report: [paddle_a, release, 0]", "report: [paddle_c, release, 0]", "paddle_c")
+    assert fails(text) == (f"messages.yaml:{at}: unit showdown situations.report: unknown input 'paddle_c' "
+                           "(allowed: paddle_a, paddle_b, timer, load_cards)")
+
+
+def test_unit_time_field_must_be_a_u32_field_of_its_events():
+    text, at = broken("time_fields: [buzzer_us,", "time_fields: [press_us,", "press_us")
+    message = fails(text)
+    assert message.startswith(f"messages.yaml:{at}: unit flash time_fields: unknown u32 event field 'press_us'")
+
+
+def test_missing_unit_and_missing_key():
+    text, at = broken("  launcher:\n    title: Card launcher\n", "  launcher:\n    titel: Card launcher\n", "titel")
+    assert "unit launcher: unknown key 'titel'" in fails(text)
+    assert re.match(r"messages\.yaml:\d+:\d+: catalogue: missing key 'units'$", fails(TEXT.split("\nunits:")[0]))
+
+
+def test_malformed_yaml_has_a_position_too():
+    text, at = broken("  - name: HELLO\n", "  - name: [HELLO\n", "[")
+    assert re.match(r"messages\.yaml:\d+:\d+: malformed YAML: ", fails(text))
