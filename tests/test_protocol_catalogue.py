@@ -104,29 +104,3 @@ def test_unit_facts_are_outside_the_catalogue_crc():
     canonical = cat._canonical()
     assert b"countdown_start" not in canonical and b"Showdown unit" not in canonical
 
-
-# Proves the catalogue's facts equal the harness's own copies; it can go once the harness
-# derives them from protocol.catalogue.UNITS.
-@pytest.mark.parametrize("kind", KINDS)
-def test_same_facts_as_the_harness(kind):
-    from harness import conform, runner, units
-
-    u, h = UNITS[kind], units.UNITS[kind]
-    assert u.anchors == h.anchors and list(u.anchors) == list(h.anchors)
-    assert u.verdict == h.verdict
-    assert u.inputs == h.inputs
-    assert u.events == h.events
-    assert u.section == conform.KIND_SECTION[kind]
-    assert conform.SECTIONS[u.section] == f"{u.section} {u.title}"
-    assert u.power_on_state == conform.POWER_ON[kind]
-    assert u.situations == conform.RECIPES[kind]
-    assert u.time_fields == runner.ABS_TIME_FIELDS & {f.name for m in _messages_of(kind) for f in m.fields
-                                                      if m.kind == "event"}
-    for m in _messages_of(kind):
-        for f in m.fields:
-            assert u.enum_for(m.name, f.name) == h.enum_for(m.name, f.name), (m.name, f.name)
-    defaults = {p.name: p.default for p in u.params}
-    for p in u.params:
-        for value in (p.min, p.max):
-            config = dict(defaults, **{p.name: value})
-            assert all(r.holds(config) for r in u.cross_rules) == conform.cross_rules_ok(kind, config)

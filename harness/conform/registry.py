@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
+from protocol.catalogue import UNITS
+
 SECTIONS = {
     "2": "2 Framing",
     "3": "3 Header and device time",
@@ -15,9 +17,7 @@ SECTIONS = {
     "4.7": "4.7 Configuration",
     "4.8": "4.8 Test mode",
     "4.9": "4.9 RESET and BOOT",
-    "7": "7 Showdown unit",
-    "8": "8 Flash base",
-    "9": "9 Card launcher",
+    **{u.section: f"{u.section} {u.title}" for u in UNITS.values()},
     "10": "10 Transport bindings",
 }
 

@@ -10,11 +10,13 @@ from __future__ import annotations
 
 from urllib.parse import urlsplit
 
+from protocol import catalogue as cat
+
 from harness.errors import DeviceURLError, LinkClosed
 from harness.links import query_options, register_scheme
 from harness.links.fd import FdLink
 
-KINDS = ("showdown", "flash", "launcher")
+KINDS = tuple(cat.UNITS)
 DEFAULT_URL = "emu://showdown?clock=virtual"
 
 _OPTIONS = {

@@ -8,6 +8,7 @@ from rich.text import Text
 from harness.session.health import LinkHealth
 from harness.outcome import Outcome, tally
 from harness.run.results import ScenarioResult, failure_lines
+from harness.scenarios.units import UNITS
 
 STATUS_STYLE = {Outcome.PASS: "green", Outcome.FAIL: "red", Outcome.LINK_ERROR: "magenta", Outcome.RESET: "magenta",
                 Outcome.ERROR: "red", Outcome.SKIP: "yellow"}
@@ -26,7 +27,7 @@ def _verdict_text(res: ScenarioResult) -> str:
     for r in res.races:
         for v in r.verdicts[-1:]:
             key = v.get("reason", "")
-            who = v.get("loser", v.get("slowest", v.get("fired", "")))
+            who = v.get(UNITS[res.scenario.unit].outcome_field, "")
             k = f"{key} {who}".strip()
             counts[k] = counts.get(k, 0) + 1
     if not counts:

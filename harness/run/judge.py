@@ -96,10 +96,6 @@ def _find_input(seen: list[Frame], inp: int, edge: str, at: int, exact: bool) ->
     return best
 
 
-# Fields that carry an absolute device time: shown relative to the race start.
-ABS_TIME_FIELDS = {"press_a_us", "press_b_us", "green_us", "decisive_us", "knowable_us", "buzzer_us", "press_us"}
-
-
 def _named_fields(f: Frame, unit, start: int | None = None) -> dict:
     out = {}
     for fd in f.msg.DEF.fields:
@@ -115,7 +111,7 @@ def _named_fields(f: Frame, unit, start: int | None = None) -> dict:
         elif (fd.type == "u32" and val == cat.NONE_U32) or (fd.type == "i32" and val == cat.NONE_I32) \
                 or (fd.type == "u8" and val == cat.NONE_U8 and fd.name.startswith("landed")):
             out[fd.name] = None
-        elif start is not None and fd.name in ABS_TIME_FIELDS:
+        elif start is not None and fd.name in unit.time_fields:
             out[fd.name] = f.dev_us + devtime.diff(val, f.time_us) - start
         else:
             out[fd.name] = val
