@@ -4,7 +4,8 @@
 
 Runs the race of tests/test_bench.py under `valgrind --tool=callgrind` twice, with N and 2N
 races, and reports the difference divided by N: start-up and imports cancel out, so the figure
-is repeatable whatever else the machine is doing.
+is repeatable whatever else the machine is doing (the hash seed is fixed, and the cyclic garbage
+collector is off while the races run: see races()).
 """
 from __future__ import annotations
 
@@ -19,9 +20,15 @@ FAST = {"countdown_min_us": 500_000, "countdown_max_us": 500_000, "beep_interval
 
 
 def races(n: int) -> None:
+    import gc
+
     from harness import Driver
     d = Driver.open("emu://showdown?clock=virtual")
     d.apply_config(FAST)
+    # No cyclic garbage collection while the races run: a race makes no cycles (its garbage goes
+    # by reference counts), and when a collection happens depends on what the imports left on the
+    # heap, which would make the count per race follow the import graph instead of the race's code.
+    gc.disable()
     for _ in range(n):
         d.reset("new_game")
         d.input("load_cards", value=2)
@@ -53,7 +60,8 @@ def main() -> int:
     args = ap.parse_args()
     if args.inner is not None:
         races(args.inner)
-        return 0
+        sys.stdout.flush()
+        os._exit(0)     # no interpreter shutdown: its final collection walks every frame the races kept
     one, two = instructions(args.races), instructions(2 * args.races)
     print(f"{(two - one) / args.races / 1e6:.3f}M instructions per race "
           f"({args.races} vs {2 * args.races} races: {one} and {two} instructions)")
