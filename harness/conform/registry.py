@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
+from protocol import catalogue as cat
 from protocol.catalogue import UNITS
 
 SECTIONS = {
@@ -35,6 +36,7 @@ class Check:
     run: Callable                   # run(session): None or a detail text; raises Fail
     phase: str = MAIN
     decisions: tuple[str, ...] = ()
+    needs: tuple[str, ...] = ()     # capabilities (IDENTITY.caps) without which it is skipped, saying so
     when: Callable | None = None    # when(session) -> bool: whether the check applies to this link at all
 
 
@@ -42,15 +44,18 @@ CHECKS: list[Check] = []
 
 
 def check(section: str, name: str, *, phase: str = MAIN, decisions: tuple[str, ...] = (),
-          when: Callable | None = None):
+          needs: tuple[str, ...] = (), when: Callable | None = None):
     """Register the decorated function as a check; checks of a phase run in the order registered."""
     if section not in SECTIONS:
         raise ValueError(f"check {name!r}: unknown SPEC section {section!r}")
+    unknown = set(needs) - set(cat.ENUM_VALUES["capability"])
+    if unknown:
+        raise ValueError(f"check {name!r}: unknown capabilities {sorted(unknown)}")
     if phase not in PHASES:
         raise ValueError(f"check {name!r}: unknown phase {phase!r}")
 
     def register(fn: Callable) -> Callable:
-        CHECKS.append(Check(section, name, fn, phase, tuple(decisions), when))
+        CHECKS.append(Check(section, name, fn, phase, tuple(decisions), tuple(needs), when))
         return fn
     return register
 

@@ -77,6 +77,11 @@ class Conformance:
 
     def _check(self, c: Check) -> CheckResult:
         res = CheckResult(c.section, c.name)
+        missing = [cap for cap in c.needs if not self.has(cap)]
+        if missing:
+            res.status, res.detail = Outcome.SKIP, f"the unit does not have capability {', '.join(missing)}"
+            self._record(res)
+            return res
         t0 = time.perf_counter()
         try:
             detail = c.run(self)
@@ -115,10 +120,6 @@ class Conformance:
     # ---- what checks use ----
     def has(self, cap: str) -> bool:
         return bool(self.ident.caps >> cat.ENUM_VALUES["capability"][cap] & 1)
-
-    def needs(self, cap: str):
-        """None if the unit has the capability, else the skip a check returns."""
-        return None if self.has(cap) else ("skip", f"the unit does not have capability {cap}")
 
     def params(self):
         return cat.params_for(self.kind)

@@ -23,21 +23,20 @@ def matcher(expression: str):
         pos += 1
         return tokens[pos - 1]
 
+    def parse_binary(word: str, operand, combine):
+        def parse():
+            left = operand()
+            while peek() == word:
+                take()
+                left = (lambda a, b: lambda s: combine(a(s), b(s)))(left, operand())
+            return left
+        return parse
+
     def parse_or():
-        left = parse_and()
-        while peek() == "or":
-            take()
-            right = parse_and()
-            left = (lambda a, b: lambda s: a(s) or b(s))(left, right)
-        return left
+        return parse_binary("or", parse_and, lambda x, y: x or y)()
 
     def parse_and():
-        left = parse_not()
-        while peek() == "and":
-            take()
-            right = parse_not()
-            left = (lambda a, b: lambda s: a(s) and b(s))(left, right)
-        return left
+        return parse_binary("and", parse_not, lambda x, y: x and y)()
 
     def parse_not():
         if peek() == "not":

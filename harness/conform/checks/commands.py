@@ -46,10 +46,8 @@ def batch(cs):
            f"replies {[show(r) for r in rs]}")
 
 
-@check("4.3", "INPUT: ACK (value 0) before its INPUT_SEEN (source host)")
+@check("4.3", "INPUT: ACK (value 0) before its INPUT_SEEN (source host)", needs=("host_input",))
 def input_ack_first(cs):
-    if (s := cs.needs("host_input")):
-        return s
     w = cs.w
     name, action, value = cs.recipe["report"]
     n = len(w.frames)
@@ -63,10 +61,8 @@ def input_ack_first(cs):
     expect(devtime.diff(r.time_us, seen.time_us) >= 0, "INPUT_SEEN is later than the ACK that came first")
 
 
-@check("4.3", "INPUT of an unknown input or action: NAK bad_value, no INPUT_SEEN")
+@check("4.3", "INPUT of an unknown input or action: NAK bad_value, no INPUT_SEEN", needs=("host_input",))
 def input_unknown(cs):
-    if (s := cs.needs("host_input")):
-        return s
     w = cs.w
     n_inputs = len(cat.ENUM_VALUES[f"{cs.kind}_input"])
     n = len(w.frames)
@@ -78,17 +74,14 @@ def input_unknown(cs):
     expect(not seen, f"{len(seen)} INPUT_SEEN for inputs the unit does not have")
 
 
-@check("4.3", "INPUT refused by the unit: NAK wrong_state (detail = state), then INPUT_SEEN refused")
+@check("4.3", "INPUT refused by the unit: NAK wrong_state (detail = state), then INPUT_SEEN refused",
+       needs=("host_input",))
 def input_refused(cs):
-    if (s := cs.needs("host_input")):
-        return s
     _refusal(cs, cs.recipe["refused"], "wrong_state")
 
 
-@check("4.3", "INPUT refused by the unit as bad_value: NAK bad_value, then INPUT_SEEN refused")
+@check("4.3", "INPUT refused by the unit as bad_value: NAK bad_value, then INPUT_SEEN refused", needs=("host_input",))
 def input_refused_value(cs):
-    if (s := cs.needs("host_input")):
-        return s
     if not cs.recipe["refused_value"]:
         return ("skip", f"no bad_value refusal in the {cs.kind} state table to provoke")
     _refusal(cs, cs.recipe["refused_value"], "bad_value")

@@ -21,10 +21,9 @@ def config_defaults(cs):
     expect(not bad, "; ".join(bad))
 
 
-@check("4.7", "CONFIG_SET at min and max accepted (or bad_value by a cross rule), outside: bad_value")
+@check("4.7", "CONFIG_SET at min and max accepted (or bad_value by a cross rule), outside: bad_value",
+       needs=("config_set",))
 def config_ranges(cs):
-    if (s := cs.needs("config_set")):
-        return s
     w = cs.w
     config = {p.name: (cs.boot_seed if p.name == "rng_seed" else p.default) for p in cs.params()}
     problems = []
@@ -59,12 +58,9 @@ def config_unknown(cs):
         w.nak(msg.CONFIG_SET(param=pid, value=0xFFFFFFFF), "unknown_param", 0)
 
 
-@check("4.7", "CONFIG_SET outside the idle states: NAK wrong_state, detail = state, before bad_value")
+@check("4.7", "CONFIG_SET outside the idle states: NAK wrong_state, detail = state, before bad_value",
+       needs=("config_set", "host_input"))
 def config_busy(cs):
-    if (s := cs.needs("config_set")):
-        return s
-    if (s := cs.needs("host_input")):
-        return s
     w = cs.w
     cs.new_game()
     for name, value in cs.recipe["busy_config"].items():
@@ -85,10 +81,9 @@ def config_busy(cs):
             w.command(msg.CONFIG_SET(param=prm.id, value=prm.default))
 
 
-@check("4.7", "rng_seed set is reported in IDENTITY.seed; configuration survives RESET new_game")
+@check("4.7", "rng_seed set is reported in IDENTITY.seed; configuration survives RESET new_game",
+       needs=("config_set",))
 def config_seed(cs):
-    if (s := cs.needs("config_set")):
-        return s
     w = cs.w
     seed = 0x0BADCAFE
     w.command(msg.CONFIG_SET(param=1, value=seed), expect="CONFIG_VALUE")

@@ -7,12 +7,9 @@ from harness.conform.registry import check
 from harness.conform.wire import expect, show, ACTION, REPLY_TIMEOUT_US
 
 
-@check("4.5", "EVENT_RESEND returns the events asked for: same payload, same header time")
+@check("4.5", "EVENT_RESEND returns the events asked for: same payload, same header time",
+       needs=("event_resend", "host_input"))
 def resend(cs):
-    if (s := cs.needs("event_resend")):
-        return s
-    if not cs.has("host_input"):
-        return ("skip", "needs host_input to make events")
     w = cs.w
     _make_events(cs, 6)
     orig = _originals(cs)
@@ -36,10 +33,8 @@ def resend(cs):
         expect(b.seq != a.seq, f"resent event_seq {a.msg.event_seq} reuses header seq {a.seq}")
 
 
-@check("4.5", "EVENT_RESEND of count 0 and of events not yet sent: ACK 0")
+@check("4.5", "EVENT_RESEND of count 0 and of events not yet sent: ACK 0", needs=("event_resend",))
 def resend_nothing(cs):
-    if (s := cs.needs("event_resend")):
-        return s
     w = cs.w
     r = w.command(msg.EVENT_RESEND(first_seq=0, count=0), expect="ACK")
     expect(r.msg.value == 0, f"EVENT_RESEND count 0: ACK value {r.msg.value}")
@@ -50,12 +45,9 @@ def resend_nothing(cs):
     expect(not later, f"{len(later)} events resent for ACK 0")
 
 
-@check("4.5", "EVENT_RESEND beyond the buffer: the newest event_buffer events at least")
+@check("4.5", "EVENT_RESEND beyond the buffer: the newest event_buffer events at least",
+       needs=("event_resend", "host_input"))
 def resend_buffer(cs):
-    if (s := cs.needs("event_resend")):
-        return s
-    if not cs.has("host_input"):
-        return ("skip", "needs host_input to make events")
     w = cs.w
     buf = cs.ident.event_buffer
     nxt = w.command(msg.STATUS_GET(), expect="STATUS").msg.next_event_seq

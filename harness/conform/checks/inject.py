@@ -7,10 +7,8 @@ from harness.conform.registry import check
 from harness.conform.wire import expect, ACTION, SOURCE, REPLY_TIMEOUT_US
 
 
-@check("4.8", "INJECT: stimulus ids count up; INPUT_SEEN injected at exactly at_us")
+@check("4.8", "INJECT: stimulus ids count up; INPUT_SEEN injected at exactly at_us", needs=("test_mode",))
 def inject(cs):
-    if (s := cs.needs("test_mode")):
-        return s
     w = cs.w
     cs.new_game()
     name, action, value = cs.recipe["stimulus"]
@@ -36,10 +34,8 @@ def inject(cs):
         _clean(cs)
 
 
-@check("4.8", "INJECT in the past, at now, 2^31 us ahead: NAK too_late")
+@check("4.8", "INJECT in the past, at now, 2^31 us ahead: NAK too_late", needs=("test_mode",))
 def inject_too_late(cs):
-    if (s := cs.needs("test_mode")):
-        return s
     w = cs.w
     name, action, value = cs.recipe["report"]
     inp = cs.input_id(name)
@@ -51,20 +47,17 @@ def inject_too_late(cs):
     expect(st.pending_injects == 0, f"{st.pending_injects} stimuli pending after refused INJECTs")
 
 
-@check("4.8", "INJECT of an unknown input or action: NAK bad_value (before too_late)")
+@check("4.8", "INJECT of an unknown input or action: NAK bad_value (before too_late)", needs=("test_mode",))
 def inject_bad_value(cs):
-    if (s := cs.needs("test_mode")):
-        return s
     w = cs.w
     past = devtime.wrap(w.last_dev_time() - 1000)
     w.nak(msg.INJECT(at_us=past, input=0xEE, action=1, value=0), "bad_value", 0)
     w.nak(msg.INJECT(at_us=past, input=0, action=7, value=0), "bad_value", 0)
 
 
-@check("4.8", "INJECT beyond inject_queue pending: NAK queue_full; INJECT_CANCEL drops them all")
+@check("4.8", "INJECT beyond inject_queue pending: NAK queue_full; INJECT_CANCEL drops them all",
+       needs=("test_mode",))
 def inject_queue(cs):
-    if (s := cs.needs("test_mode")):
-        return s
     w = cs.w
     name, action, value = cs.recipe["report"]
     inp = cs.input_id(name)
