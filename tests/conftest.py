@@ -51,6 +51,8 @@ def pytest_xdist_make_scheduler(config, log):
     if config.getvalue("dist") != "load":
         return None
     from xdist.scheduler import LoadScopeScheduling
+    if not hasattr(LoadScopeScheduling, "_split_scope"):
+        return None     # another xdist: plain load scheduling, the soaks then run twice (slower, still right)
 
     class Scheduling(LoadScopeScheduling):
         def _split_scope(self, nodeid: str) -> str:
