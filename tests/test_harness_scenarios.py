@@ -265,3 +265,20 @@ def test_trace_files_reconstruct_the_run(tmp_path):
     assert verdicts and verdicts[0]["names"]["loser"] == "b" and verdicts[0]["dev_us"] is not None
     assert {r["dir"] for r in recs} >= {"tx", "rx"}
     assert all("host_us" in r for r in recs)
+
+
+# ---- expectations judged as written ----
+
+def test_absent_with_a_field_filter_judges_that_field():
+    """A clean race beeps (SOUND beep) but never sounds a false start: the filter must count."""
+    clean = GOOD.replace("  verdict: {loser: b, reason: first_press, reaction_a_us: 180000}",
+                         "  absent: [{SOUND: {sound: false_start}}]")
+    res = run_one(clean)
+    assert res.status == "pass", res.races[0].failures
+    assert any(e["event"] == "SOUND" for e in res.races[0].events)
+    early = clean.replace("at: green + 180000", "at: countdown_start + 1000")
+    res = run_one(early)
+    assert res.status == "fail"
+    assert any("SOUND{sound=false_start} must not happen" in f for f in res.races[0].failures)
+    any_sound = clean.replace("{SOUND: {sound: false_start}}", "SOUND")
+    assert run_one(any_sound).status == "fail"

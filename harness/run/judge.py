@@ -148,10 +148,10 @@ def _check(exp: Expectation, unit, events: list[Frame], verdicts: list[Frame], r
                 out.append(f"event {_pattern_text(p)} not seen (in order after the previous expected event)")
                 break
             i += 1
-    for name in exp.absent:
-        hits = [f for f in events if f.msg.NAME == name]
+    for p in exp.absent:
+        hits = [f for f in events if _pattern_ok(f, p)]
         if hits:
-            out.append(f"{name} must not happen; it did at {hits[0].dev_us - race.start_dev_us} us")
+            out.append(f"{_pattern_text(p)} must not happen; it did at {hits[0].dev_us - race.start_dev_us} us")
     for name, m in exp.count.items():
         n = sum(1 for f in events if f.msg.NAME == name)
         if not m.check(n):

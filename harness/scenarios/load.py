@@ -573,7 +573,7 @@ def _expect_body(v: _Validator, m: dict, key: str, unit: UnitVocab) -> Expectati
         for i, n in enumerate(v.seq(m["absent"][1], f"{key}.absent")):
             p = _pattern(v, n, f"{key}.absent[{i}]", unit)
             if p is not None:
-                e.absent.append(p.name)
+                e.absent.append(p)
     if "count" in m:
         for name, (kn, vn) in v.mapping(m["count"][1], f"{key}.count").items():
             if name not in unit.events:

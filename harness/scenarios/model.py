@@ -70,7 +70,7 @@ class Expectation:
     when_text: str = ""
     verdicts: list[dict[str, Matcher]] = field(default_factory=list)
     events: list[EventPattern] = field(default_factory=list)
-    absent: list[str] = field(default_factory=list)
+    absent: list[EventPattern] = field(default_factory=list)   # with their field filters
     count: dict[str, Matcher] = field(default_factory=dict)
     latency: dict[str, Matcher] = field(default_factory=dict)
     reaction: dict[str, Matcher] = field(default_factory=dict)
