@@ -282,3 +282,19 @@ def test_absent_with_a_field_filter_judges_that_field():
     assert any("SOUND{sound=false_start} must not happen" in f for f in res.races[0].failures)
     any_sound = clean.replace("{SOUND: {sound: false_start}}", "SOUND")
     assert run_one(any_sound).status == "fail"
+
+
+@pytest.mark.parametrize("unit, config, key, rule", [
+    ("showdown", "{countdown_min_us: 5000000, countdown_max_us: 2000000}", "config.countdown_min_us",
+     "countdown_min_us <= countdown_max_us"),
+    ("showdown", "{tie_window_us: 30000, flight_us: 20000}", "config.tie_window_us", "tie_window_us < flight_us"),
+    ("showdown", "{countdown_min_us: 9000000}", "config.countdown_min_us", "countdown_min_us <= countdown_max_us"),
+    ("launcher", "{burst_min: 9, burst_mode: 4}", "config.burst_min", "burst_min <= burst_mode <= burst_max"),
+])
+def test_a_configuration_the_unit_would_refuse_is_a_validation_error(unit, config, key, rule):
+    text = f"name: x\nunit: {unit}\nconfig: {config}\nsteps:\n  - wait: start + 1\nexpect:\n  count: {{}}\n"
+    text = text.replace("count: {}", "count: {SD_VERDICT: 0}" if unit == "showdown" else "count: {LA_RESULT: 0}")
+    with pytest.raises(ScenarioError) as exc:
+        loads(text, "cfg.yaml")
+    (p,) = exc.value.problems
+    assert (p.line, p.key) == (3, key) and rule in p.message, str(p)

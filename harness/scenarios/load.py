@@ -198,7 +198,8 @@ def _scenario(v: _Validator, node: yaml.Node) -> Scenario | None:
 
 def _config(v: _Validator, node: yaml.Node, unit: UnitVocab | None) -> dict[str, int]:
     out: dict[str, int] = {}
-    for k, (kn, vn) in v.mapping(node, "config").items():
+    entries = v.mapping(node, "config")
+    for k, (kn, vn) in entries.items():
         p = cat.PARAMS_BY_NAME.get(k)
         if p is None:
             v.err(kn, f"config.{k}", f"unknown parameter; known: {', '.join(cat.PARAMS_BY_NAME)}")
@@ -209,6 +210,18 @@ def _config(v: _Validator, node: yaml.Node, unit: UnitVocab | None) -> dict[str,
         val = v.integer(vn, f"config.{k}", p.min, p.max)
         if val is not None:
             out[k] = val
+    if unit is not None:
+        # SPEC 4.7's cross-parameter rules, over the values given and the defaults of the rest: a
+        # unit refuses such a configuration, so it is the file's mistake, said before anything runs.
+        values = {p.name: out.get(p.name, p.default) for p in unit.params}
+        for rule in unit.cross_rules:
+            if not rule.holds(values):
+                given = [name for name in rule.params if name in out]
+                where = entries[given[0]][0] if given else node
+                now = ", ".join(f"{name} = {values[name]}" + ("" if name in out else " (default)")
+                                for name in rule.params)
+                v.err(where, f"config.{given[0]}" if given else "config",
+                      f"breaks the rule {rule.text} ({now}); the unit would refuse it")
     return out
 
 
