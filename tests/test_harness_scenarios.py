@@ -298,3 +298,12 @@ def test_a_configuration_the_unit_would_refuse_is_a_validation_error(unit, confi
         loads(text, "cfg.yaml")
     (p,) = exc.value.problems
     assert (p.line, p.key) == (3, key) and rule in p.message, str(p)
+
+
+def test_a_reaction_the_units_verdict_does_not_have_is_a_validation_error():
+    text = GOOD.replace("  verdict: {loser: b, reason: first_press, reaction_a_us: 180000}",
+                        "  reaction: {a: 180000, player_0: 5}")
+    with pytest.raises(ScenarioError) as exc:
+        loads(text, "r.yaml")
+    (p,) = exc.value.problems
+    assert p.key == "expect.reaction.player_0" and "it has: a, b" in p.message

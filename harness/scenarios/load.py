@@ -568,6 +568,18 @@ def _has_checks(e: Expectation) -> bool:
     return bool(e.verdicts or e.events or e.absent or e.count or e.latency or e.reaction)
 
 
+def reaction_keys(unit: UnitVocab) -> list[str]:
+    """The names a reaction expectation may use: X for a verdict field reaction_X_us, player_i for
+    each element of a reaction_us array (the runner's _reaction reads them the same way)."""
+    out = []
+    for f in cat.BY_NAME[unit.verdict].fields:
+        if f.name == "reaction_us":
+            out += [f"player_{i}" for i in range(f.count)]
+        elif f.name.startswith("reaction_") and f.name.endswith("_us"):
+            out.append(f.name[len("reaction_"):-len("_us")])
+    return out
+
+
 def _expect_body(v: _Validator, m: dict, key: str, unit: UnitVocab) -> Expectation:
     e = Expectation()
     if "verdict" in m and "verdicts" in m:
@@ -601,7 +613,12 @@ def _expect_body(v: _Validator, m: dict, key: str, unit: UnitVocab) -> Expectati
             if mt is not None:
                 e.latency[name] = mt
     if "reaction" in m:
+        known = reaction_keys(unit)
         for name, (kn, vn) in v.mapping(m["reaction"][1], f"{key}.reaction").items():
+            if name not in known:
+                v.err(kn, f"{key}.reaction.{name}", f"the {unit.kind} unit's {unit.verdict} has no such reaction time"
+                      + (f"; it has: {', '.join(known)}" if known else ""))
+                continue
             mt = _matcher(v, vn, f"{key}.reaction.{name}", None)
             if mt is not None:
                 e.reaction[name] = mt
