@@ -244,3 +244,13 @@ def test_unplugged_during_the_run_is_exit_2_with_a_partial_report(tmp_path, caps
     assert rc == 2 and "unplugged" in capsys.readouterr().err
     doc = json.loads(out.read_text())
     assert "unplugged" in doc["aborted"] and not doc["passed"] and doc["checks"]
+
+
+def test_conform_without_a_scenario_library_is_an_error_not_a_pass(monkeypatch, capsys):
+    from harness.scenarios import library
+    monkeypatch.setattr(library, "library_dir", lambda: None)
+    assert cli.main(["conform", "--device", "emu://flash", "-q"]) == 2
+    err = capsys.readouterr().err
+    assert "the scenario library is not installed" in err and "CONFORMS" not in err
+    assert cli.main(["run", "-q"]) == 2
+    assert cli.main(["conform", "--device", "emu://flash", "-q", "--no-scenarios"]) == 0

@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import json
 import sys
-from pathlib import Path
 
 from rich.console import Console
 
@@ -15,6 +14,7 @@ from harness.outcome import Outcome, tally
 from harness.report.console import conform_table
 from harness.report.files import check_writable, write_atomic
 from harness.report.junit import junit_xml
+from harness.scenarios.library import library_paths
 from harness.scenarios.load import load_paths
 from harness.scenarios.selection import matcher
 
@@ -36,14 +36,6 @@ def add_parser(sub) -> None:
     p.set_defaults(func=main)
 
 
-def default_scenario_paths(kind: str) -> list[str]:
-    here = Path("fixtures/scenarios") / kind
-    if here.is_dir():
-        return [str(here)]
-    packaged = Path(__file__).resolve().parents[2] / "fixtures" / "scenarios" / kind
-    return [str(packaged)] if packaged.is_dir() else []
-
-
 def main(args) -> int:
     console = Console(highlight=False)
     if args.json:
@@ -51,6 +43,8 @@ def main(args) -> int:
     if args.junit:
         check_writable(args.junit, "--junit")
     pick = matcher(args.k) if args.k else None
+    if not args.scenarios and not args.no_scenarios:
+        library_paths()         # no library at all: say so before the unit is touched
     preloaded = load_paths(args.scenarios) if args.scenarios and not args.no_scenarios else None
     link = open_link(args.device)
 
@@ -61,7 +55,7 @@ def main(args) -> int:
     def scenarios(kind: str):
         if args.no_scenarios:
             return None
-        chosen = preloaded if preloaded is not None else load_paths(default_scenario_paths(kind))
+        chosen = preloaded if preloaded is not None else load_paths(library_paths(kind))
         return [s for s in chosen if pick is None or pick(s)]
 
     try:

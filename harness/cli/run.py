@@ -15,15 +15,13 @@ from harness.report.results_json import results_json, write_json
 from harness.run.parallel import Rack, Workers
 from harness.run.results import ScenarioResult
 from harness.run.runner import Runner
+from harness.scenarios.library import library_paths
 from harness.scenarios.load import load_paths
 from harness.scenarios.selection import matcher
 
-DEFAULT_PATHS = ["fixtures/scenarios"]
-
-
 def add_parser(sub) -> None:
     p = sub.add_parser("run", help="run scenarios")
-    p.add_argument("paths", nargs="*", help=f"scenario files or directories (default: {DEFAULT_PATHS[0]})")
+    p.add_argument("paths", nargs="*", help="scenario files or directories (default: the scenario library, fixtures/scenarios)")
     p.add_argument("--device", action="append", metavar="URL",
                    help="device URL (repeatable); default: the built-in emulator on the virtual clock")
     p.add_argument("--json", metavar="FILE", help="write machine-readable results")
@@ -45,7 +43,7 @@ def main(args) -> int:
         check_writable(args.junit, "--junit")
     if args.trace:
         check_writable(args.trace, "--trace", directory=True)
-    scenarios = load_paths(args.paths or DEFAULT_PATHS)
+    scenarios = load_paths(args.paths or library_paths())
     if args.k:
         pick = matcher(args.k)
         scenarios = [s for s in scenarios if pick(s)]
