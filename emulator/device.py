@@ -94,12 +94,31 @@ def _check_options(cls: type[UnitModel], options: dict) -> dict:
     return out
 
 
+def _check_without(without) -> frozenset[str]:
+    names = [w for w in (without.split(",") if isinstance(without, str) else without) if w]
+    commanded = {m.capability for m in protocol.catalogue.MESSAGES if m.capability}
+    for name in names:
+        if name not in commanded:
+            raise ValueError(f"without: {name!r} is not a capability a command needs; "
+                             f"give some of {', '.join(sorted(commanded))}")
+    return frozenset(names)
+
+
+def _unsupported(device, frame, m, t) -> int:
+    return ERROR.unsupported
+
+
 class Device:
     def __init__(self, kind: str, clock, *, seed: int = 1, serial: int = 1, boot_time_us: int = 0,
-                 salt: bytes = b"", **unit_options):
+                 salt: bytes = b"", without: str | tuple[str, ...] = (), **unit_options):
         self.kind = kind
         self.model_cls = model_class(kind)
         self.options = _check_options(self.model_cls, unit_options)
+        # A unit built without some optional capabilities: their bits are clear in IDENTITY and their
+        # commands are answered NAK unsupported (SPEC 4.3), as firmware that lacks them would.
+        self.without = _check_without(without)
+        self._handlers = {cls: (_unsupported if cls.DEF.capability in self.without else h)
+                          for cls, h in _HANDLERS.items()}
         if not 0 <= seed <= 0xFFFFFFFF:
             raise ValueError(f"seed must be a u32, not {seed}")
         if not 0 <= serial <= 0xFFFFFFFF:
@@ -165,7 +184,7 @@ class Device:
         digest = hashlib.sha256(b"%d:%d:%d:" % (self.serial, self.seed, self.boots) + self.salt).digest()
         self.boot_id = int.from_bytes(digest[:4], "little") or 1
         self.model = self.model_cls(self, **self.options)
-        self.caps = sum(1 << CAP[c] for c in self.model.caps())
+        self.caps = sum(1 << CAP[c] for c in self.model.caps() if c not in self.without)
         self.emit(msg.BOOT, boot_id=self.boot_id, reason=reason)
         self.model.power_on(self.now())
 
@@ -336,7 +355,7 @@ class Device:
 
     def _command(self, frame, t: int) -> None:
         m = frame.msg
-        handler = _HANDLERS.get(m.__class__)
+        handler = self._handlers.get(m.__class__)
         if handler is None:
             self._nak_raw(frame.seq, m.ID, ERROR.unknown_type)
             return
@@ -347,7 +366,7 @@ class Device:
                 reply = msg.NAK(frame.seq, m.ID, reply, self.model.state if reply == ERROR.wrong_state else 0)
             if reply is not None:
                 # A TIME_SYNC reply's header time is its t3 (SPEC 5): one clock reading, not two.
-                self._send(reply, reply.t3_us if m.NAME == "TIME_SYNC" else wrap(self.now()))
+                self._send(reply, reply.t3_us if reply.NAME == "TIME_SYNC_REPLY" else wrap(self.now()))
         finally:
             held, self._held = self._held, None
         if self._reboot_pending:

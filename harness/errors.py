@@ -1,8 +1,9 @@
 """The one tree of errors a user or a device can cause. Each says what went wrong, where, and what to do.
 
-The command line maps them to exit statuses in one place (cli/app.py): a HarnessError that
-escapes a command is a usage, validation or connection problem (exit 2); verdicts on a unit
-are results, not errors, and never raised.
+The exit statuses are named once (cli/exit.py); cli/app.py maps every HarnessError that escapes
+a command to a usage, validation or connection problem (exit 2). Verdicts on a unit are results,
+not errors, and never raised. (Conformance checks signal a breach with conform.wire.Fail, which
+never leaves a check: it becomes the check's fail.)
 """
 from __future__ import annotations
 
@@ -52,6 +53,14 @@ class DeviceMismatch(HarnessError):
 
 class OutputError(HarnessError):
     """A results file or trace directory that cannot be written."""
+
+
+class UsageError(HarnessError):
+    """Command-line options that do not go together, or a value an option does not take."""
+
+
+class ScheduleError(HarnessError):
+    """A scenario asks for a stimulus at a time that had passed before the host could know it."""
 
 
 class SelectionError(HarnessError):

@@ -61,6 +61,7 @@ class MessageDef:
         self.id: int = raw["id"]
         self.kind: str = raw["class"]          # command | reply | event
         self.reply: str | None = raw.get("reply")
+        self.capability: str | None = raw.get("capability")    # a command a unit without it answers unsupported
         self.units: tuple[str, ...] = tuple(raw.get("units", ()))
         self.doc: str = raw.get("doc", "")
         self.fields: tuple[FieldDef, ...] = tuple(

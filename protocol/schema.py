@@ -30,7 +30,8 @@ _PROTOCOL = dict.fromkeys(("major", "minor", "header_size", "crc_size", "max_fra
                            "max_encoded", "event_buffer", "inject_queue"), True)
 _PARAM = {"name": True, "id": True, "units": True, "min": True, "max": True, "default": True,
           "unit": False, "doc": False}
-_MESSAGE = {"name": True, "id": True, "class": True, "reply": False, "units": False, "doc": False, "fields": False}
+_MESSAGE = {"name": True, "id": True, "class": True, "reply": False, "capability": False, "units": False, "doc": False,
+            "fields": False}
 _FIELD = {"name": True, "type": True, "count": False, "enum": False, "doc": False}
 _UNIT = {"title": True, "section": True, "verdict": True, "outcome_field": True, "power_on_state": True,
          "capabilities": True, "enums": False, "anchors": True, "time_fields": True, "cross_rules": False,
@@ -250,6 +251,11 @@ class _Reader:
                 replies.append((m["reply"][1], where, raw["reply"]))
             elif "reply" in m:
                 self.fail(m["reply"][0], where, f"only commands have a reply, not {_ARTICLE[cls]}")
+            if "capability" in m:
+                if cls != "command":
+                    self.fail(m["capability"][0], where, f"only commands need a capability, not {_ARTICLE[cls]}")
+                raw["capability"] = self.one_of(m["capability"][1], f"{where} capability",
+                                                list(self.raw["enums"].get("capability", ())), "capability")
             if cls == "event":
                 if "units" not in m:
                     self.fail(n, where, "an event needs units (the unit kinds that send it)")

@@ -43,7 +43,7 @@ def test_unknown_key():
                       "    reply: IDENTITY\n    doc: \"Start of a session. The reply identifies the unit.\"\n    feilds:",
                       "feilds")
     assert fails(text) == (f"messages.yaml:{at}: message HELLO: unknown key 'feilds' "
-                           "(allowed: class, doc, fields, id, name, reply, units)")
+                           "(allowed: capability, class, doc, fields, id, name, reply, units)")
 
 
 def test_bad_type():

@@ -45,7 +45,11 @@ def main(args) -> int:
     pick = matcher(args.k) if args.k else None
     if not args.scenarios and not args.no_scenarios:
         library_paths()         # no library at all: say so before the unit is touched
-    preloaded = load_paths(args.scenarios) if args.scenarios and not args.no_scenarios else None
+    try:
+        preloaded = load_paths(args.scenarios) if args.scenarios and not args.no_scenarios else None
+    except ScenarioError as exc:
+        exc.print(" in the scenarios; nothing was run")
+        return Exit.USAGE
     link = open_link(args.device)
 
     def progress(c: CheckResult) -> None:
@@ -69,9 +73,14 @@ def main(args) -> int:
     for c in failed:
         console.print(f"[red]{str(c.status).upper()}[/] {c.title}: {c.name}\n    "
                       + c.detail.replace("\n", "\n    "), soft_wrap=True)
+    if report.passed and report.unchecked:
+        console.print(f"[yellow]not checked[/] ({len(report.unchecked)}):")
+        for c in report.unchecked:
+            console.print(f"  {c.title}: {c.name}: {c.detail}", soft_wrap=True)
     counts = tally(c.status for c in report.checks)
+    style = {"CONFORMS": "green", "PARTIAL": "yellow"}.get(report.verdict, "red")
     console.print(f"{counts['passed']} passed, {counts['failed']} failed, {counts['skipped']} skipped in "
-                  f"{report.wall_s:.1f} s: " + ("[green]CONFORMS[/]" if report.passed else "[red]DOES NOT CONFORM[/]"))
+                  f"{report.wall_s:.1f} s: [{style}]{report.verdict}[/]")
     if args.json:
         write_atomic(args.json, json.dumps(report.as_dict(), indent=2, default=str) + "\n")
     if args.junit:

@@ -1,9 +1,9 @@
-"""Exit statuses of the command line, and the error for a bad combination of options."""
+"""Exit statuses of the command line."""
 from __future__ import annotations
 
 import enum
 
-from harness.errors import HarnessError
+from harness.errors import UsageError  # noqa: F401  (commands raise it; re-exported beside the statuses)
 
 
 class Exit(enum.IntEnum):
@@ -11,7 +11,3 @@ class Exit(enum.IntEnum):
     FAILED = 1          # a unit failed something, or the link lost what it could not recover
     USAGE = 2           # usage, validation or connection errors: nothing to judge a unit on
     INTERRUPTED = 130   # Ctrl-C
-
-
-class UsageError(HarnessError):
-    """Options that do not go together, or a value an option does not take."""

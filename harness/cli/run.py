@@ -89,6 +89,8 @@ def _run(console: Console, args, scenarios, by_kind) -> list[ScenarioResult]:
             progress.update(task, description=sc.name[:40])
             return runner.run(sc)
 
-        return Workers(runners, lambda sc: sc.unit).run(
+        results: list[ScenarioResult] = Workers(runners, lambda sc: sc.unit, lambda r: r.d.url).run(
             scenarios, work,
-            lambda sc: ScenarioResult(sc, "-", status=Outcome.SKIP, error=f"no {sc.unit} device given"))
+            lambda sc: ScenarioResult(sc, "-", status=Outcome.SKIP, error=f"no {sc.unit} device given"),
+            lambda sc, exc: ScenarioResult(sc, "-", status=Outcome.ERROR, error=f"{type(exc).__name__}: {exc}"))
+        return results

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from harness.cli.exit import Exit
+from harness.errors import ScenarioError
 from harness.scenarios.load import load_paths
 
 
@@ -12,7 +13,11 @@ def add_parser(sub) -> None:
 
 
 def main(args) -> int:
-    scenarios = load_paths(args.paths)
+    try:
+        scenarios = load_paths(args.paths)
+    except ScenarioError as exc:
+        exc.print()             # validating is all this command does: no "nothing was run"
+        return Exit.USAGE
     races = sum(len(s.races) for s in scenarios)
     print(f"{len(scenarios)} scenario(s), {races} race(s): valid")
     return Exit.OK

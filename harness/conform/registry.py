@@ -1,5 +1,6 @@
-"""The conformance checks, registered where they are written: each names its SPEC section, its
-decision ids (SD-n, FL-n, LA-n of SPEC 12) and the phase of the run it belongs to."""
+"""The conformance checks, registered where they are written: each names its SPEC section, the phase
+of the run it belongs to, the capabilities it needs, and may name the decision ids of SPEC 12
+(SD-n, FL-n, LA-n) it covers."""
 from __future__ import annotations
 
 from dataclasses import dataclass

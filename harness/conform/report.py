@@ -14,6 +14,7 @@ class CheckResult:
     status: Outcome = Outcome.PASS
     detail: str = ""
     seconds: float = 0.0
+    gap: bool = True        # a skip leaves part of the SPEC unchecked (False: nothing there applies to this unit)
 
     @property
     def title(self) -> str:
@@ -21,7 +22,7 @@ class CheckResult:
 
     def as_dict(self) -> dict:
         return {"section": self.title, "name": self.name, "status": self.status, "detail": self.detail,
-                "seconds": round(self.seconds, 6)}
+                "seconds": round(self.seconds, 6), "unchecked": self.status is Outcome.SKIP and self.gap}
 
     def record(self) -> Record:
         return Record(suite=self.title, name=self.name, outcome=self.status, message=self.detail.split("\n")[0],
@@ -39,7 +40,21 @@ class Report:
 
     @property
     def passed(self) -> bool:
+        """Nothing failed (some of the SPEC may still be unchecked: see verdict)."""
         return not self.aborted and all(c.status.ok for c in self.checks)
+
+    @property
+    def unchecked(self) -> list[CheckResult]:
+        """What the run skipped that the SPEC asks of this unit: why the verdict is PARTIAL."""
+        return [c for c in self.checks if c.status is Outcome.SKIP and c.gap]
+
+    @property
+    def verdict(self) -> str:
+        """CONFORMS: everything required was checked and passed. PARTIAL: nothing failed, but some
+        was not checked (a missing optional capability, a scenario selection). Else DOES NOT CONFORM."""
+        if not self.passed:
+            return "DOES NOT CONFORM"
+        return "PARTIAL" if self.unchecked else "CONFORMS"
 
     def sections(self) -> list[tuple[str, list[CheckResult]]]:
         order = list(SECTIONS)
@@ -54,7 +69,8 @@ class Report:
         return out
 
     def as_dict(self) -> dict:
-        return {"device": self.device, "identity": self.identity, "passed": self.passed, "aborted": self.aborted,
+        return {"device": self.device, "identity": self.identity, "verdict": self.verdict, "passed": self.passed,
+                "unchecked": len(self.unchecked), "aborted": self.aborted,
                 "wall_s": round(self.wall_s, 3), "stats": self.stats,
                 "sections": [{"section": SECTIONS.get(k, k), "checks": len(cs),
                               "failed": tally(c.status for c in cs)["failed"],

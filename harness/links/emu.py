@@ -21,7 +21,8 @@ DEFAULT_URL = "emu://showdown?clock=virtual"
 
 _OPTIONS = {
     "seed": int, "clock": str, "serial": int, "card_capacity": int, "players": int,
-    "boot_time_us": int, "drift_ppm": float, "host_offset_us": int, "faults": str,
+    "boot_time_us": int, "drift_ppm": float, "host_offset_us": int, "faults": str, "without": str,
+    "landing_sensor": int,
 }
 
 

@@ -89,7 +89,7 @@ def health_line(health: LinkHealth) -> Text:
 
 def print_failures(console: Console, results: list[ScenarioResult]) -> None:
     for res in results:
-        if res.status.ok:
+        if res.status is Outcome.PASS:
             continue
         head, *rest = failure_lines(res)
         console.rule(f"[bold]{res.scenario.name}[/] ({res.scenario.file}:{res.scenario.line}) on {res.device}: "

@@ -63,13 +63,16 @@ class Rack:
 class Workers(Generic[T, R]):
     """Runs work(worker, item) for every item, on the workers of the item's kind, one thread each.
 
-    Results keep the items' order; an item no worker can take gets unrunnable(item)."""
+    Results keep the items' order; an item no worker can take gets unrunnable(item), and one whose
+    work raised gets failed(item, exception), so one unit's trouble never loses the others' results."""
 
-    def __init__(self, workers: dict[str, list], kind_of: Callable[[T], str]):
+    def __init__(self, workers: dict[str, list], kind_of: Callable[[T], str], name_of: Callable[[object], str] = str):
         self.workers = workers
         self.kind_of = kind_of
+        self.name_of = name_of          # a worker's thread name
 
-    def run(self, items: list[T], work: Callable[[object, T], R], unrunnable: Callable[[T], R]) -> list[R]:
+    def run(self, items: list[T], work: Callable[[object, T], R], unrunnable: Callable[[T], R],
+            failed: Callable[[T, Exception], R]) -> list[R]:
         results: list = [None] * len(items)
         queues: dict[str, queue.SimpleQueue] = {}
         for i, item in enumerate(items):
@@ -85,9 +88,12 @@ class Workers(Generic[T, R]):
                     i = q.get_nowait()
                 except queue.Empty:
                     return
-                results[i] = work(worker, items[i])
+                try:
+                    results[i] = work(worker, items[i])
+                except Exception as exc:
+                    results[i] = failed(items[i], exc)
 
-        threads = [threading.Thread(target=serve, args=(w, q), name=str(getattr(w, "url", w)), daemon=True)
+        threads = [threading.Thread(target=serve, args=(w, q), name=self.name_of(w), daemon=True)
                    for kind, q in queues.items() for w in self.workers[kind]]
         if len(threads) == 1:
             threads[0].run()        # one unit: in this thread, so a Ctrl-C lands where it is

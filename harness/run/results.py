@@ -50,6 +50,7 @@ class ScenarioResult:
     mode: str = "test-mode"
     wall_s: float = 0.0
     error: str = ""
+    applicable: bool = True     # False: skipped because it is written for another variant of unit
 
     def latency_summary(self) -> dict:
         out = {}
@@ -66,10 +67,11 @@ class ScenarioResult:
     def record(self) -> Record:
         """This scenario as a reported item: why it failed, its failed races, its latency figures."""
         sc = self.scenario
-        lines = failure_lines(self)
+        lines = failure_lines(self, max_races=len(self.races), trace_tail=0)
         message = self.error
-        if not message:
-            message = next((x.strip().lstrip("- ") for x in lines[1:] if x.strip()), str(self.status))
+        if not message and self.status is Outcome.FAIL:
+            message = next((x.strip()[2:] for x in lines if x.strip().startswith("- ")), "")
+        message = message or str(self.status)
         props = {f"{k}_{stat}": v[stat] for k, v in self.latency_summary().items() for stat in ("p50", "p99")
                  if v.get(stat) is not None}
         return Record(suite="unohil", name=sc.name, outcome=self.status, message=message,
@@ -83,6 +85,7 @@ class ScenarioResult:
                 "device": self.device, "mode": self.mode, "status": self.status, "races": len(self.races),
                 "failed_races": sum(1 for r in self.races if r.status is not Outcome.PASS), "latency": self.latency_summary(),
                 "health": self.health.as_dict(), "wall_s": round(self.wall_s, 6), "error": self.error,
+                "applicable": self.applicable,
                 "results": [r.as_dict() for r in self.races]}
 
 
@@ -107,7 +110,7 @@ def failure_lines(res: ScenarioResult, max_races: int = 3, trace_tail: int = 24)
         if r.error:
             lines.append(f"    {r.error}")
         lines += [f"    - {f}" for f in r.failures]
-        events = r.events
+        events = r.events if trace_tail else []
         if events:
             lines.append("    trace (device us from race start):")
             for e in events[-trace_tail:]:

@@ -14,9 +14,9 @@ import heapq
 import time
 from typing import Callable
 
-from protocol import Frame
+from protocol import Frame, catalogue as cat
 
-from harness.errors import DeviceReset, HarnessError, LinkError, Nak, WaitTimeout
+from harness.errors import DeviceReset, HarnessError, LinkError, Nak, ScheduleError, WaitTimeout
 from harness.outcome import Outcome, worst
 from harness.run.judge import judge
 from harness.run.results import RaceResult, ScenarioResult
@@ -29,10 +29,6 @@ from harness.session.prepare import prepare
 
 VIRTUAL_LEAD_US = 1000
 REAL_LEAD_US = 30_000
-
-
-class ScheduleError(HarnessError):
-    """The scenario asks for a stimulus at a time that had passed before the host could know it."""
 
 
 class Runner:
@@ -53,6 +49,17 @@ class Runner:
         if self.d.kind != sc.unit:
             res.status, res.error = Outcome.SKIP, f"{self.d.url} is a {self.d.kind} unit, the scenario needs {sc.unit}"
             return res
+        unmet = [need for need in sc.needs if self.d.has_cap(need.removeprefix("no ")) == need.startswith("no ")]
+        if unmet:
+            res.status, res.error = Outcome.SKIP, (f"needs a unit with {', '.join(unmet)}; "
+                                                   f"{self.d.url} is not one")
+            res.applicable = False
+            return res
+        needs = self._needs_config_set(sc)
+        if needs:
+            res.status, res.error = Outcome.SKIP, (f"needs capability config_set to set {needs}, which "
+                                                   f"{self.d.url} does not have")
+            return res
         if sc.timing == "exact" and self.host_timed:
             res.status, res.error = Outcome.SKIP, ("needs test mode: its stimuli must land on exact device "
                                                 "microseconds, which host-timed presses cannot promise")
@@ -68,6 +75,15 @@ class Runner:
         res.health = self.d.health.minus(health0)
         res.wall_s = time.perf_counter() - t0
         return res
+
+    def _needs_config_set(self, sc: Scenario) -> str:
+        """What the scenario would set on a unit that cannot be configured ('' if nothing)."""
+        if self.d.has_cap("config_set"):
+            return ""
+        wanted = [k for k, v in sc.config.items() if v != cat.PARAMS_BY_NAME[k].default]
+        if sc.seed is not None:
+            wanted.append("rng_seed")
+        return ", ".join(wanted)
 
     def _recover(self) -> None:
         """After a reset or link error: reconnect so the next race runs on a known unit."""

@@ -25,7 +25,7 @@ DEFAULT_TIMEOUT_US = 30_000_000
 
 LATENCY_METRICS = ("device_us", "inherent_us", "processing_us", "host_us", "host_processing_us")
 TOP_KEYS = {"name", "unit", "description", "tags", "seed", "config", "repeat", "sweep", "steps", "expect",
-            "end", "timeout_us", "timing"}
+            "end", "timeout_us", "timing", "needs"}
 STEP_COMMON = {"at", "times", "every", "expect", "error", "value", "for"}
 EXPECT_KEYS = {"verdict", "verdicts", "events", "absent", "count", "latency", "reaction", "cases"}
 CASE_KEYS = EXPECT_KEYS - {"cases"} | {"when"}
@@ -172,6 +172,16 @@ def _scenario(v: _Validator, node: yaml.Node) -> Scenario | None:
     seed = v.integer(top["seed"][1], "seed", 0, 0xFFFFFFFF) if "seed" in top else None
     timeout_us = v.integer(top["timeout_us"][1], "timeout_us", 1, 3_600_000_000) if "timeout_us" in top else None
     config = _config(v, top["config"][1], unit) if "config" in top else {}
+    needs: list[str] = []
+    if "needs" in top and unit is not None:
+        for n in v.seq(top["needs"][1], "needs"):
+            cap = v.text(n, "needs")
+            bare = cap[len("no "):] if cap is not None and cap.startswith("no ") else cap
+            if cap is not None and bare not in unit.capabilities:
+                v.err(n, "needs", f"{bare!r} is not a capability of the {unit.kind} unit (write CAP, or 'no CAP' "
+                                  f"for a unit without it); it has: {', '.join(unit.capabilities)}")
+            elif cap is not None:
+                needs.append(cap)
     timing = v.text(top["timing"][1], "timing") if "timing" in top else "any"
     if timing not in (None, "any", "exact"):
         v.err(top["timing"][1], "timing", "must be 'exact' (needs test mode) or 'any'")
@@ -193,7 +203,7 @@ def _scenario(v: _Validator, node: yaml.Node) -> Scenario | None:
     return Scenario(name=name, file=v.file, line=node.start_mark.line + 1, unit=unit.kind, tags=tuple(tags),
                     seed=seed, config=config, races=races, steps=steps, expectations=expectations, end=end,
                     timeout_us=timeout_us or DEFAULT_TIMEOUT_US, description=description or "",
-                    timing=timing or "any")
+                    timing=timing or "any", needs=tuple(needs))
 
 
 def _config(v: _Validator, node: yaml.Node, unit: UnitVocab | None) -> dict[str, int]:

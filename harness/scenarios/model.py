@@ -93,6 +93,7 @@ class Scenario:
     description: str = ""
     timing: str = "any"            # "exact": needs test mode (stimuli at exact device times)
     min_verdicts: int = 0          # wait for at least this many verdicts even with no verdict expectation
+    needs: tuple[str, ...] = ()    # capabilities without which the scenario is skipped, saying so
 
     def with_races(self, races: list[dict[str, int]]) -> "Scenario":
         return replace(self, races=races)

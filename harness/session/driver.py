@@ -90,7 +90,7 @@ class Driver:
                 trace = TraceWriter(trace_dir, url.replace("://", "_").replace("/", "_"))
             drv = cls(link, trace=trace, **kw)
             drv.hello(expect_kind=kind)
-            if sync and drv.has_cap("time_sync"):
+            if sync:
                 drv.sync_clock()
             return drv
         except BaseException:
@@ -499,6 +499,8 @@ class Driver:
     # ---- time ----
 
     def sync_clock(self, exchanges: int = 8) -> ClockEstimate:
+        if not self.has_cap("time_sync"):
+            return self._sync_from_replies(exchanges)
         for _ in range(exchanges):
             t1 = self.link.now_us()
             reply = self.command(M.TIME_SYNC(t1_host_us=t1))
@@ -508,6 +510,16 @@ class Driver:
             t3 = reply.dev_us
             t2 = t3 - devtime.diff(m.t3_us, m.t2_us)
             self.clock.add(SyncSample(t1, t2, t3, reply.host_us))
+        return self.clock.estimate
+
+    def _sync_from_replies(self, exchanges: int) -> ClockEstimate:
+        """For a unit without TIME_SYNC (an optional capability): a reply's header time is a device
+        time between its command's arrival and the reply's departure (SPEC 3), so STATUS_GET round
+        trips bound the offset as TIME_SYNC's do, with the unit's turnaround inside the round trip."""
+        for _ in range(exchanges):
+            t1 = self.link.now_us()
+            reply = self.command(M.STATUS_GET())
+            self.clock.add(SyncSample(t1, reply.dev_us, reply.dev_us, reply.host_us))
         return self.clock.estimate
 
     def dev_to_host(self, dev_us: int) -> float:

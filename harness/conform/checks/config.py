@@ -55,7 +55,8 @@ def config_unknown(cs):
     foreign = next((p for p in cat.PARAMS if p.id not in mine), None)
     for pid in (0xEE, foreign.id if foreign else 0xEF):
         w.nak(msg.CONFIG_GET(param=pid), "unknown_param", 0)
-        w.nak(msg.CONFIG_SET(param=pid, value=0xFFFFFFFF), "unknown_param", 0)
+        # without config_set, unsupported comes first (SPEC 4.3), whatever the parameter
+        w.nak(msg.CONFIG_SET(param=pid, value=0xFFFFFFFF), "unknown_param" if cs.has("config_set") else "unsupported", 0)
 
 
 @check("4.7", "CONFIG_SET outside the idle states: NAK wrong_state, detail = state, before bad_value",
