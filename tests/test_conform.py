@@ -255,3 +255,37 @@ def test_conform_without_a_scenario_library_is_an_error_not_a_pass(monkeypatch, 
     assert "the scenario library is not installed" in err and "CONFORMS" not in err
     assert cli.main(["run", "-q"]) == 2
     assert cli.main(["conform", "--device", "emu://flash", "-q", "--no-scenarios"]) == 0
+
+
+@pytest.mark.parametrize("url, verdict, unchecked", [
+    ("emu://showdown?without=time_sync", "PARTIAL", {"4.6 Time sync"}),
+    ("emu://showdown?without=config_set", "PARTIAL", {"4.7 Configuration", "7 Showdown unit"}),
+    ("emu://flash?without=event_resend", "PARTIAL", {"4.5 Events and EVENT_RESEND"}),
+    ("emu://launcher?without=host_input", "PARTIAL", None),
+    ("emu://showdown?without=test_mode", "PARTIAL", None),
+    # SD-11 allows a unit without the sensor, and the library covers both forms of a tie
+    ("emu://showdown?landing_sensor=0", "CONFORMS", set()),
+])
+def test_a_unit_without_an_optional_capability_fails_nothing(tmp_path, url, verdict, unchecked):
+    out = tmp_path / "c.json"
+    rc = cli.main(["conform", "--device", url, "-q", "--json", str(out)])
+    doc = json.loads(out.read_text())
+    failed = [(c["section"], c["name"], c["detail"]) for c in doc["checks"] if c["status"] not in ("pass", "skip")]
+    assert not failed and rc == 0
+    assert doc["verdict"] == verdict
+    sections = {c["section"] for c in doc["checks"] if c["unchecked"]}
+    if unchecked is not None:
+        assert sections == unchecked
+    assert all(c["detail"] for c in doc["checks"] if c["unchecked"])      # every skip says why
+
+
+def test_unsupported_is_checked_for_each_command_a_unit_lacks():
+    from harness.conform import Conformance
+    from harness.links import open_link
+    link = open_link("emu://showdown?without=time_sync,config_set")
+    try:
+        report = Conformance(link).run()
+    finally:
+        link.close()
+    (c,) = [c for c in report.checks if c.name.startswith("commands without their capability")]
+    assert c.status == "pass" and "time_sync" in c.detail and "config_set" in c.detail
