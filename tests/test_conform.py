@@ -145,6 +145,51 @@ class DropsAnEvent(Device):
         super()._emit(cls, fields, t)
 
 
+class RebootsOnALongReset(Device):
+    """Answers a RESET of the wrong length NAK bad_length, as it should, and then reboots anyway."""
+
+    def _frame_error(self, err):
+        super()._frame_error(err)
+        if err.kind == "bad_length" and err.type_id == msg.RESET.ID:
+            self._boot(1)
+
+
+class PressesOnABadInput(Device):
+    """Refuses an INPUT of the wrong length, then acts on it: the unit sees a press."""
+
+    def _frame_error(self, err):
+        super()._frame_error(err)
+        if err.kind == "bad_length" and err.type_id == msg.INPUT.ID:
+            self._command(_Frame(msg.INPUT(input=0, action=1, value=1)), self.clock.now())
+
+
+class SeedsOnABadConfigSet(Device):
+    """Refuses a CONFIG_SET of the wrong length, then sets rng_seed from it all the same."""
+
+    def _frame_error(self, err):
+        super()._frame_error(err)
+        if err.kind == "bad_length" and err.type_id == msg.CONFIG_SET.ID:
+            self.config["rng_seed"] = 0xDEADBEEF
+
+
+class _Frame:
+    """A decoded command as the device's dispatcher takes it (its reply seq chosen out of the way)."""
+
+    def __init__(self, m, seq=0xFFF0):
+        self.msg, self.seq = m, seq
+
+
+@pytest.mark.parametrize("device_cls, words", [
+    (RebootsOnALongReset, "the unit sent BOOT"),
+    (PressesOnABadInput, "the unit sent INPUT_SEEN"),
+    (SeedsOnABadConfigSet, "changed rng_seed"),
+])
+def test_a_device_that_acts_on_a_frame_it_refused_is_caught(device_cls, words):
+    report = conform.run(_virtual(device_cls), scenarios=None)
+    c = _check(report, "one byte too long and one byte short")
+    assert c.status == "fail" and words in c.detail, c
+
+
 @pytest.mark.parametrize("device_cls, section, check, words", [
     (WrongLengthNak, "2", "one byte too long and one byte short", "expected NAK bad_length, got NAK bad_value"),
     (TwiceStatus, "4.3", "exactly one reply", "answered more than once"),

@@ -1,11 +1,11 @@
 """Conformance checks of SPEC 2: framing and bad input."""
 from __future__ import annotations
 
-from protocol import catalogue as cat, encode, msg
+from protocol import catalogue as cat, devtime, encode, msg
 from protocol.framing import cobs_encode
 
 from harness.conform.registry import check
-from harness.conform.wire import expect, expect_nak, raw_frame, show
+from harness.conform.wire import ACTION, expect, expect_nak, raw_frame, show
 
 
 @check("2", "leading and doubled 0x00 delimiters are ignored")
@@ -112,21 +112,50 @@ def unknown_type(cs):
         expect_nak(r, type_id, seq, "unknown_type", 0, what)
 
 
-@check("2", "every command one byte too long and one byte short: NAK bad_length")
+@check("2", "every command one byte too long and one byte short: NAK bad_length, and nothing acted on")
 def bad_length(cs):
     w = cs.w
+    examples = _acting_commands(cs)
+    before = w.command(msg.STATUS_GET(), expect="STATUS").msg
+    seed = w.command(msg.CONFIG_GET(param=cat.PARAMS_BY_NAME["rng_seed"].id), expect="CONFIG_VALUE").msg.value
+    n = len(w.frames)
     done = []
     for mdef in cat.MESSAGES:
         if mdef.kind != "command":
             continue
-        cases = [bytes(mdef.size + 1)] + ([bytes(mdef.size - 1)] if mdef.size else [])
-        for payload in cases:
+        # The payload a command that changes something would carry, one byte longer or shorter: a
+        # unit that acts on a frame it refused shows it in its state, events or configuration.
+        payload = mdef.struct.pack(*examples[mdef.name]) if mdef.name in examples else bytes(mdef.size)
+        cases = [payload + b"\x00"] + ([payload[:-1]] if mdef.size else [])
+        for body in cases:
             seq = w.next_seq()
-            w.send_raw(raw_frame(mdef.id, payload, seq), {seq: (mdef.name, mdef.id)})
+            w.send_raw(raw_frame(mdef.id, body, seq), {seq: (mdef.name, mdef.id)})
             r = w.reply(seq)
-            what = f"{mdef.name} with {len(payload)} payload bytes (expects {mdef.size})"
+            what = f"{mdef.name} with {len(body)} payload bytes (expects {mdef.size})"
             expect(r is not None, f"no answer to {what}")
             expect_nak(r, mdef.id, seq, "bad_length", 0, what)
             done.append(what)
-    # none of them was acted on: a RESET of the wrong length must not have reset anything
+    w.quiet(20_000)
+    events = [f.msg.NAME for f in w.frames[n:] if f.msg.KIND == "event"]
+    expect(not events, f"frames refused as bad_length were acted on: the unit sent {', '.join(events)}")
+    after = w.command(msg.STATUS_GET(), expect="STATUS").msg
+    for field in ("boot_id", "state", "next_event_seq", "pending_injects", "cards"):
+        expect(getattr(after, field) == getattr(before, field),
+               f"frames refused as bad_length changed STATUS.{field}: {getattr(before, field)} -> "
+               f"{getattr(after, field)}")
+    now = w.command(msg.CONFIG_GET(param=cat.PARAMS_BY_NAME["rng_seed"].id), expect="CONFIG_VALUE").msg.value
+    expect(now == seed, f"frames refused as bad_length changed rng_seed: {seed} -> {now}")
     return f"{len(done)} frames"
+
+
+def _acting_commands(cs) -> dict:
+    """For each command that changes the unit, one that would (as field tuples)."""
+    name, action, value = cs.recipe["stimulus"]
+    inp = cs.input_id(name)
+    far = devtime.wrap(cs.w.last_dev_time() + 60_000_000)
+    return {
+        "RESET": msg.RESET(mode=cat.ENUM_VALUES["reset_mode"]["reboot"]),
+        "INPUT": msg.INPUT(input=inp, action=ACTION[action], value=value),
+        "INJECT": msg.INJECT(at_us=far, input=inp, action=ACTION[action], value=value),
+        "CONFIG_SET": msg.CONFIG_SET(param=cat.PARAMS_BY_NAME["rng_seed"].id, value=cs.boot_seed ^ 0x5A5A5A5A),
+    }
