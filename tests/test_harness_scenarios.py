@@ -315,3 +315,28 @@ def test_a_reaction_the_units_verdict_does_not_have_is_a_validation_error():
         loads(text, "r.yaml")
     (p,) = exc.value.problems
     assert p.key == "expect.reaction.player_0" and "it has: a, b" in p.message
+
+
+MANY = """
+name: two hundred reported releases in one step
+unit: showdown
+steps:
+  - release: paddle_a
+    at: start + 1000
+    times: 200
+    every: 1000
+expect:
+  count: {INPUT_SEEN: 200, SD_VERDICT: 0}
+"""
+
+
+def test_two_hundred_stimuli_in_one_step_never_overflow_the_units_inject_queue():
+    res = run_one(MANY)
+    assert res.status == "pass", [r.failures or r.error for r in res.races]
+    seen = [e for e in res.races[0].events if e["event"] == "INPUT_SEEN"]
+    assert [e["t_us"] for e in seen] == [1000 + 1000 * k for k in range(200)]      # each at its time
+
+
+def test_more_stimuli_at_one_instant_than_the_queue_holds_is_the_scenarios_mistake():
+    res = run_one(MANY.replace("every: 1000", "every: 0"))
+    assert res.status == "error" and "inject_queue" in res.races[0].error and "t.yaml:" in res.races[0].error

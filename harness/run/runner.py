@@ -136,6 +136,7 @@ class Runner:
         d = self.d
         d.inbox.clear()
         self._queue: list = []
+        self._injected: list[int] = []      # heap: device times of this race's stimuli that may be pending
         self._race_ref = race
         prepare(d, sc.config, None if sc.seed is None else sc.seed + env["race"])
         start = self._start_time()
@@ -227,6 +228,7 @@ class Runner:
     def _apply(self, step: Step, inp: int, edge: str, value: int, at: int, events: list[Frame],
                race: RaceResult) -> None:
         if not self.host_timed:
+            self._make_room(at, step, events, race)
             try:
                 self.d.inject(at, inp, edge, value)
             except Nak as exc:
@@ -247,6 +249,20 @@ class Runner:
                                 ) from None
             return
         heapq.heappush(self._queue, (at, len(self._queue) + 1_000_000 * race.index, step, inp, edge, value))
+
+    def _make_room(self, at: int, step: Step, events: list[Frame], race: RaceResult) -> None:
+        """INJECT flow control: never more stimuli pending than the unit's queue holds (IDENTITY
+        inject_queue); when it is full, wait on the device clock until the earliest has run."""
+        depth = self.d.identity.inject_queue if self.d.identity is not None else 16
+        pending = self._injected
+        while len(pending) >= depth:
+            first = heapq.heappop(pending)
+            if first >= at:
+                raise ScheduleError(f"{self._file}:{step.line}: the step at line {step.line} ({step.text}) "
+                                    f"needs more than {depth} stimuli pending at once (the unit's inject_queue) "
+                                    f"at {at - race.start_dev_us} us; spread them out with 'every'")
+            self._wait_time(first, events)
+        heapq.heappush(pending, at)
 
     # Host-timed presses wait in a queue ordered by device time; every wait below fires
     # the ones that fall due while it waits, so presses go out in time order whatever
