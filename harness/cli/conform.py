@@ -77,6 +77,12 @@ def main(args) -> int:
         console.print(f"[yellow]not checked[/] ({len(report.unchecked)}):")
         for c in report.unchecked:
             console.print(f"  {c.title}: {c.name}: {c.detail}", soft_wrap=True)
+    budgets = report.stats.get("timing_budgets")
+    if budgets and budgets["measured"]:
+        for line in budgets["missed"]:
+            console.print(f"[yellow]timing budget[/] {line}", soft_wrap=True)
+        console.print(f"timing budgets met in {budgets['met']} of {budgets['measured']} measurements "
+                      f"(a timing report: the verdict below does not depend on it)")
     counts = tally(c.status for c in report.checks)
     style = {"CONFORMS": "green", "PARTIAL": "yellow"}.get(report.verdict, "red")
     console.print(f"{counts['passed']} passed, {counts['failed']} failed, {counts['skipped']} skipped in "

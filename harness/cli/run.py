@@ -8,7 +8,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from harness.cli.exit import Exit, UsageError
 from harness.outcome import Outcome, tally
-from harness.report.console import health_line, print_failures, scenario_table
+from harness.report.console import health_line, print_budgets, print_failures, scenario_table
 from harness.report.files import check_writable, write_atomic
 from harness.report.junit import junit_xml
 from harness.report.results_json import results_json, write_json
@@ -65,6 +65,7 @@ def main(args) -> int:
         console.print(scenario_table(results))
     console.print(health_line(health))          # every run says what the link did, -q or not
     print_failures(console, results)
+    print_budgets(console, results)
     counts = tally(r.status for r in results)
     console.print(f"{counts['passed']} passed, {counts['failed']} failed, {counts['skipped']} skipped; "
                   f"{sum(len(r.races) for r in results)} races in {time.time() - started:.2f} s")

@@ -50,8 +50,8 @@ class Conformance:
             self.report.wall_s = time.perf_counter() - t0
             times = sorted(self.w.reply_times_us)
             if times:
-                self.report.stats = {"commands": len(self.w.sent), "round_trip_us_p50": times[len(times) // 2],
-                                     "round_trip_us_max": times[-1]}
+                self.report.stats.update({"commands": len(self.w.sent), "round_trip_us_p50": times[len(times) // 2],
+                                          "round_trip_us_max": times[-1]})
         return self.report
 
     def _identify(self) -> None:
@@ -167,5 +167,12 @@ class Conformance:
                     lines += [f"  {x}" for x in r.failures[:5]]
             status = res.status if res.status in (Outcome.PASS, Outcome.SKIP, Outcome.FAIL) else Outcome.ERROR
             detail = res.error if status is Outcome.SKIP else "\n".join(lines[:12])
+            budgets = self.report.stats.setdefault("timing_budgets", {"met": 0, "measured": 0, "missed": []})
+            for name, b in res.budget_summary().items():
+                budgets["met"] += b["met"]
+                budgets["measured"] += b["races"]
+                if b["met"] < b["races"]:
+                    budgets["missed"].append(f"{sc.name}: {name} {b['limit']} us missed in "
+                                             f"{b['races'] - b['met']} of {b['races']} (worst {b['worst']} us)")
             self._record(CheckResult(section, f"{sc.name} ({sc.file}:{sc.line})", status, detail,
                                      time.perf_counter() - t0, gap=res.applicable))

@@ -110,3 +110,17 @@ def conform_table(report) -> Table:
         t.add_row(checks[0].title, str(len(checks)), str(n["passed"]), str(n["failed"]), str(n["skipped"]),
                   "[red]FAIL[/]" if n["failed"] else "[green]pass[/]")
     return t
+
+
+def print_budgets(console: Console, results: list[ScenarioResult]) -> None:
+    """Timing budgets, apart from the verdicts: how often each was met, the worst figure when not."""
+    met = total = 0
+    for res in results:
+        for name, b in res.budget_summary().items():
+            met, total = met + b["met"], total + b["races"]
+            if b["met"] < b["races"]:
+                console.print(Text(f"timing budget {name} {b['limit']} us missed in {b['races'] - b['met']} of "
+                                   f"{b['races']} race(s) of {res.scenario.name!r} (worst {b['worst']} us)",
+                                   style="yellow"))
+    if total:
+        console.print(f"timing budgets met in {met} of {total} measurements (apart from the verdicts)")

@@ -18,6 +18,7 @@ class RaceResult:
     verdicts: list[dict] = field(default_factory=list)
     latency: dict = field(default_factory=dict)
     timing_errors_us: list[int] = field(default_factory=list)
+    budgets: dict[str, dict] = field(default_factory=dict)     # timing budget -> limit, value, met
     start_dev_us: int = 0
     health: dict = field(default_factory=dict)
     error: str = ""
@@ -34,7 +35,7 @@ class RaceResult:
     def as_dict(self, with_events: bool = False) -> dict:
         d = {"index": self.index, "env": {k: v for k, v in self.env.items() if k != "race"}, "status": self.status,
              "failures": self.failures, "verdicts": self.verdicts, "latency": self.latency,
-             "timing_errors_us": self.timing_errors_us, "error": self.error}
+             "timing_errors_us": self.timing_errors_us, "budgets": self.budgets, "error": self.error}
         if with_events or self.status is not Outcome.PASS:
             d["events"] = self.events
         return d
@@ -51,6 +52,18 @@ class ScenarioResult:
     wall_s: float = 0.0
     error: str = ""
     applicable: bool = True     # False: skipped because it is written for another variant of unit
+
+    def budget_summary(self) -> dict:
+        """Per timing budget: its limit, and in how many of the races that measured it it was met."""
+        out: dict[str, dict] = {}
+        for r in self.races:
+            for name, b in r.budgets.items():
+                s = out.setdefault(name, {"limit": b["limit"], "met": 0, "races": 0, "worst": None})
+                s["races"] += 1
+                s["met"] += b["met"]
+                if b["value"] is not None and (s["worst"] is None or b["value"] > s["worst"]):
+                    s["worst"] = b["value"]
+        return out
 
     def latency_summary(self) -> dict:
         out = {}
@@ -84,6 +97,7 @@ class ScenarioResult:
         return {"name": sc.name, "file": sc.file, "line": sc.line, "unit": sc.unit, "tags": list(sc.tags),
                 "device": self.device, "mode": self.mode, "status": self.status, "races": len(self.races),
                 "failed_races": sum(1 for r in self.races if r.status is not Outcome.PASS), "latency": self.latency_summary(),
+                "budgets": self.budget_summary(),
                 "health": self.health.as_dict(), "wall_s": round(self.wall_s, 6), "error": self.error,
                 "applicable": self.applicable,
                 "results": [r.as_dict() for r in self.races]}
