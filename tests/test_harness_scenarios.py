@@ -356,3 +356,12 @@ def test_a_missed_timing_budget_is_reported_apart_and_never_fails_the_verdict(tm
     assert "timing budget processing_us [, -1] us missed in 1 of 1" in capsys.readouterr().out
     wrong = text.replace("loser: b", "loser: a")
     assert run_one(wrong).status == "fail"          # the functional verdict is still judged
+
+
+def test_an_anchor_that_never_comes_fails_the_race_naming_the_step_and_the_units_state():
+    """No 'press: timer': there is no green. The unit answers, so it is a fail, not a link error."""
+    text = GOOD.replace("  - press: timer\n    at: start + 1000\n", "")
+    res = run_one(text)
+    assert res.status == "fail"
+    (failure,) = res.races[0].failures
+    assert "no SD_GREEN (anchor of step at line" in failure and "the unit is in state loaded" in failure

@@ -29,6 +29,11 @@ from harness.session.prepare import prepare
 
 VIRTUAL_LEAD_US = 1000
 REAL_LEAD_US = 30_000
+DEFAULT_WAIT_US = 30_000_000
+
+
+class _Missing(Exception):
+    """An event a step or the end waits for never came, though the unit answers: the race fails."""
 
 
 class Runner:
@@ -107,6 +112,9 @@ class Runner:
         except Nak as exc:
             race.status, race.error = Outcome.FAIL, str(exc)
             race.failures.append(str(exc))
+        except _Missing as exc:
+            race.status = Outcome.FAIL
+            race.failures.append(str(exc))
         else:
             aborted = False
         if aborted:
@@ -135,6 +143,7 @@ class Runner:
     def _race(self, sc: Scenario, env: dict, race: RaceResult) -> None:
         d = self.d
         d.inbox.clear()
+        self._timeout_us = sc.timeout_us or DEFAULT_WAIT_US
         self._queue: list = []
         self._injected: list[int] = []      # heap: device times of this race's stimuli that may be pending
         self._race_ref = race
@@ -167,7 +176,7 @@ class Runner:
         got = [f for f in events if f.msg.NAME == verdict_name]
         deadline_note = f"{n_verdicts} {verdict_name} event(s) of scenario {sc.name!r}"
         while len(got) < n_verdicts:
-            f = self._wait_event(lambda f: f.msg.NAME == verdict_name, sc.timeout_us,
+            f = self._wait_event(lambda f: f.msg.NAME == verdict_name, self._timeout_us,
                                  f"{verdict_name} ({len(got) + 1} of {deadline_note})", events)
             got.append(f)
         end = last_t
@@ -201,7 +210,7 @@ class Runner:
             for f in events:
                 if f.msg.NAME == name and f.dev_us >= previous:
                     return f.dev_us
-            f = self._wait_event(lambda f: f.msg.NAME == name and f.dev_us >= previous, sc.timeout_us, what,
+            f = self._wait_event(lambda f: f.msg.NAME == name and f.dev_us >= previous, self._timeout_us, what,
                                  events)
             return f.dev_us
         best = None
@@ -213,7 +222,7 @@ class Runner:
         for f in events:
             if f.msg.NAME == name:
                 return f.dev_us
-        f = self._wait_event(lambda f: f.msg.NAME == name, sc.timeout_us, what, events)
+        f = self._wait_event(lambda f: f.msg.NAME == name, self._timeout_us, what, events)
         return f.dev_us
 
     def _stimuli(self, step: Step, t: int, env: dict):
@@ -304,4 +313,19 @@ class Runner:
                     return f
             if d.now_us() > deadline:
                 break
-        return d.wait_for(pred, max(0, deadline - d.now_us()), what, collect=events)
+        try:
+            return d.wait_for(pred, max(0, deadline - d.now_us()), what, collect=events)
+        except WaitTimeout as exc:
+            self._missing(what, timeout_us, exc)
+
+    def _missing(self, what: str, waited_us: int, timeout: WaitTimeout):
+        """The event never came. If the unit still answers, that is the race's failure (the unit's,
+        or the scenario's), said with the unit's state; if it does not, the link's."""
+        d = self.d
+        try:
+            st = d.status()
+        except LinkError:
+            raise timeout from None     # the unit does not answer either: the link's, not the race's
+        state = cat.enum_name(f"{d.kind}_state", st.state)
+        raise _Missing(f"no {what} within {waited_us} us; the unit is in state {state} (STATUS: "
+                       f"{st.pending_injects} stimuli pending, {st.cards} cards)")

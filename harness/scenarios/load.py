@@ -20,7 +20,6 @@ from harness.scenarios.model import EventPattern, Expectation, Matcher, Scenario
 from harness.scenarios.units import TAGS, UNITS, UnitVocab
 
 BUILTIN_ANCHORS = ("start", "previous")
-DEFAULT_TIMEOUT_US = 30_000_000
 
 
 LATENCY_METRICS = ("device_us", "inherent_us", "processing_us", "host_us", "host_processing_us")
@@ -202,7 +201,7 @@ def _scenario(v: _Validator, node: yaml.Node) -> Scenario | None:
         return None
     return Scenario(name=name, file=v.file, line=node.start_mark.line + 1, unit=unit.kind, tags=tuple(tags),
                     seed=seed, config=config, races=races, steps=steps, expectations=expectations, end=end,
-                    timeout_us=timeout_us or DEFAULT_TIMEOUT_US, description=description or "",
+                    timeout_us=timeout_us, description=description or "",
                     timing=timing or "any", needs=tuple(needs))
 
 

@@ -89,7 +89,7 @@ class Scenario:
     steps: list[Step]
     expectations: list[Expectation]
     end: TimeSpec | None
-    timeout_us: int
+    timeout_us: int | None          # longest wait for an event; None: the runner's default
     description: str = ""
     timing: str = "any"            # "exact": needs test mode (stimuli at exact device times)
     min_verdicts: int = 0          # wait for at least this many verdicts even with no verdict expectation
