@@ -35,6 +35,7 @@ class FrameError(Exception):
         self.detail = detail
         self.seq = seq
         self.type_id = type_id
+        self.crc_swapped = False    # bad_crc only: the frame's CRC is the right one, bytes swapped
         self.raw_len = raw_len
 
     #: NAK code a device answers with, when it answers at all
@@ -167,7 +168,9 @@ def decode_raw(raw: bytes) -> Frame:
     want = raw[-2] | (raw[-1] << 8)
     got = _crc_hqx(body, 0xFFFF)
     if got != want:
-        raise FrameError("bad_crc", f"computed 0x{got:04X}, frame says 0x{want:04X}", raw_len=n)
+        err = FrameError("bad_crc", f"computed 0x{got:04X}, frame says 0x{want:04X}", raw_len=n)
+        err.crc_swapped = want == ((got >> 8) | (got & 0xFF) << 8)   # the CRC sent big-endian
+        raise err
     version, type_id, seq, time_us = _HEADER.unpack_from(body)
     if version >> 4 != cat.MAJOR:
         raise FrameError("bad_version", f"protocol {version >> 4}.{version & 15}, expected {cat.MAJOR}.x",

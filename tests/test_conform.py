@@ -334,3 +334,45 @@ def test_unsupported_is_checked_for_each_command_a_unit_lacks():
         link.close()
     (c,) = [c for c in report.checks if c.name.startswith("commands without their capability")]
     assert c.status == "pass" and "time_sync" in c.detail and "config_set" in c.detail
+
+
+class SwappedCrc(Device):
+    """Sends every frame with its CRC's two bytes swapped (big-endian)."""
+
+    def _send(self, m, time_us):
+        from protocol.framing import cobs_decode, cobs_encode
+        raw = bytearray(cobs_decode(encode(m, self._tx_seq, time_us)[:-1]))
+        raw[-2], raw[-1] = raw[-1], raw[-2]
+        self._tx_seq = (self._tx_seq + 1) & 0xFFFF
+        self.output += cobs_encode(bytes(raw)) + b"\0"
+
+
+class NoEcho(Device):
+    """Answers every command, but names the wrong cmd_seq in its replies."""
+
+    def _send(self, m, time_us):
+        if m.KIND == "reply" and m.cmd_seq != 0xFFFF:
+            m = m._replace(cmd_seq=(m.cmd_seq + 1) & 0xFFFF)
+        super()._send(m, time_us)
+
+
+@pytest.mark.parametrize("device_cls, words", [
+    (SwappedCrc, "CRC is sent big-endian"),
+    (NoEcho, "does not echo cmd_seq"),
+])
+def test_a_unit_that_does_not_answer_hello_is_told_why(device_cls, words):
+    from harness.errors import ConformError
+    with pytest.raises(ConformError) as exc:
+        conform.run(_virtual(device_cls), scenarios=None)
+    assert words in str(exc.value)
+
+
+@pytest.mark.parametrize("device_cls, words", [
+    (SwappedCrc, "their CRCs are right with the two bytes swapped"),
+    (NoEcho, "IDENTITY replies did arrive, naming cmd_seq"),
+])
+def test_the_driver_names_the_cause_when_replies_arrive_but_do_not_count(device_cls, words):
+    from harness import Driver, HarnessError
+    with pytest.raises(HarnessError) as exc:
+        Driver(_virtual(device_cls)).hello()
+    assert words in str(exc.value)

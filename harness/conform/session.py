@@ -60,8 +60,15 @@ class Conformance:
         seq = w.send(msg.HELLO(host_major=cat.MAJOR, host_minor=cat.MINOR))
         r = w.reply(seq, 2 * REPLY_TIMEOUT_US)
         if r is None:
+            swapped = sum(1 for e in w.stream_errors if e.kind == "bad_crc" and e.crc_swapped)
+            crc = sum(1 for e in w.stream_errors if e.kind == "bad_crc")
+            echo = [f.msg.cmd_seq for f in w.frames if f.msg.NAME == "IDENTITY"]
+            why = ("frames arrive, but their CRC is sent big-endian (SPEC 2 wants little-endian)" if swapped else
+                   f"{crc} frame(s) arrive but fail their CRC" if crc else
+                   f"IDENTITY arrives naming cmd_seq {echo[0]}, not {seq}: the unit does not echo cmd_seq"
+                   if echo else "is it a unit, and is it running? (`unohil ports` probes what is attached)")
             raise ConformError(f"{self.link.url}: no answer to HELLO within {2 * REPLY_TIMEOUT_US // 1000} ms: "
-                               f"is it a unit, and is it running? (`unohil ports` probes what is attached)")
+                               + why)
         if r.msg.NAME != "IDENTITY":
             raise ConformError(f"{self.link.url}: HELLO answered with {show(r)}, not IDENTITY")
         kind = KIND_NAMES.get(r.msg.kind)

@@ -71,6 +71,9 @@ class Driver:
         self.events = EventSequencer(self.health, self.inbox, self.history, command_timeout_us, self._send_resend,
                                      self._note)
         self._reset: DeviceReset | None = None
+        self._stray: deque[tuple[str, int]] = deque(maxlen=8)   # replies naming no command we sent
+        self._strays = 0
+        self._crc_swapped = 0           # frames whose CRC was right but byte-swapped
         self.caps = 0
         self.last_reply_dev_us = 0
         self.config_cache: dict[str, int] = {}     # what this session last set; cleared by HELLO
@@ -194,6 +197,7 @@ class Driver:
         self.health.bad_frames += 1
         if err.kind == "bad_crc":
             self.health.crc_errors += 1
+            self._crc_swapped += err.crc_swapped
         if self.trace is not None:
             self.trace.error(host_us, err)
 
@@ -205,6 +209,9 @@ class Driver:
         p = self._pending.get(m.cmd_seq)
         if p is None or p.reply is not None:
             self.health.duplicates += 1
+            if p is None:
+                self._stray.append((m.NAME, m.cmd_seq))
+                self._strays += 1
             return
         p.reply = frame
         if p.on_reply is not None:
@@ -271,6 +278,7 @@ class Driver:
         """Send a command and return its one reply. Raises Nak, CommandTimeout, DeviceReset."""
         timeout = self.command_timeout_us if timeout_us is None else timeout_us
         tries = (2 if msg.NAME in IDEMPOTENT else 0) if retries is None else retries
+        crc_errors, strays = self.health.crc_errors, self._strays
         while True:
             seq = self._send(msg)
             p = self._pending[seq] = _Pending(msg.NAME)
@@ -286,7 +294,8 @@ class Driver:
             if p.reply is not None:
                 break
             if tries <= 0:
-                raise CommandTimeout(f"{self.url}: no reply to {msg.NAME} (seq {seq}) within {timeout} us")
+                raise CommandTimeout(f"{self.url}: no reply to {msg.NAME} (seq {seq}) within {timeout} us"
+                                     + self._why_no_reply(msg.NAME, crc_errors, strays))
             tries -= 1
             self.health.retries += 1
         reply = p.reply
@@ -294,6 +303,22 @@ class Driver:
         if reply.msg.NAME == "NAK":
             raise Nak(msg.NAME, ERROR_NAMES.get(reply.msg.error, str(reply.msg.error)), reply.msg.detail)
         return reply
+
+    def _why_no_reply(self, command: str, crc_errors_before: int, strays_before: int) -> str:
+        """What the link saw instead of the reply, when it saw something: the cause, not the symptom."""
+        want = cat.BY_NAME[command].reply
+        recent = list(self._stray)[-min(len(self._stray), self._strays - strays_before):] \
+            if self._strays > strays_before else []
+        stray = [s for name, s in recent if name in (want, "NAK")]
+        if stray:
+            return (f"; {want} replies did arrive, naming cmd_seq {', '.join(map(str, stray[-3:]))}: the unit "
+                    f"does not echo the command's seq in cmd_seq (SPEC 4.3)")
+        bad = self.health.crc_errors - crc_errors_before
+        if bad:
+            hint = ("; their CRCs are right with the two bytes swapped: the unit sends its CRC big-endian, "
+                    "SPEC 2 wants it little-endian") if self._crc_swapped else ""
+            return f"; {bad} frame(s) from the unit arrived but failed their CRC{hint}"
+        return ""
 
     def hello(self, expect_kind: str | None = None):
         versions = self.decoder.stats.errors["bad_version"]
