@@ -154,6 +154,7 @@ class UnitDef:
     field_enums: dict[tuple[str, str], str]
     situations: dict
     extra_enums: tuple[str, ...] = ()
+    switches: tuple[str, ...] = ()      # inputs with a position that RESET new_game keeps (LA-7, FL-17)
 
     @property
     def inputs(self) -> dict[str, int]:
@@ -193,6 +194,7 @@ def _unit(kind: str, raw: dict) -> UnitDef:
         cross_rules=tuple(CrossRule.parse(r) for r in raw["cross_rules"]),
         capabilities=tuple(raw["capabilities"]), power_on_state=raw["power_on_state"], field_enums=field_enums,
         situations={k: _situation(v) for k, v in raw["situations"].items()}, extra_enums=tuple(raw["enums"]),
+        switches=tuple(raw.get("switches", ())),
     )
 
 

@@ -35,7 +35,7 @@ _MESSAGE = {"name": True, "id": True, "class": True, "reply": False, "capability
 _FIELD = {"name": True, "type": True, "count": False, "enum": False, "doc": False}
 _UNIT = {"title": True, "section": True, "verdict": True, "outcome_field": True, "power_on_state": True,
          "capabilities": True, "enums": False, "anchors": True, "time_fields": True, "cross_rules": False,
-         "field_enums": True, "situations": True}
+         "field_enums": True, "situations": True, "switches": False}
 
 _CONSTRUCT = yaml.constructor.SafeConstructor()
 _SCALARS = {
@@ -326,6 +326,9 @@ class _Reader:
         out["capabilities"] = self.names(m["capabilities"][1], f"{where} capabilities",
                                          list(enums.get("capability", ())), "capability")
         out["enums"] = self.names(m["enums"][1], f"{where} enums", list(enums), "enum") if "enums" in m else []
+        if "switches" in m:
+            out["switches"] = self.names(m["switches"][1], f"{where} switches", list(enums.get(f"{kind}_input", ())),
+                                         "input")
         out["anchors"] = {}
         for name, (k, v) in self.mapping(m["anchors"][1], f"{where} anchors").items():
             self.name(k, f"{where} anchors")

@@ -365,3 +365,31 @@ def test_an_anchor_that_never_comes_fails_the_race_naming_the_step_and_the_units
     assert res.status == "fail"
     (failure,) = res.races[0].failures
     assert "no SD_GREEN (anchor of step at line" in failure and "the unit is in state loaded" in failure
+
+
+LEAVES_DOOR_OPEN = """
+- name: leaves the door open
+  unit: launcher
+  steps:
+    - door: open
+      at: start + 1000
+  expect:
+    events: [{LA_DOOR: {open: 1}}]
+- name: a press on a unit with its door shut
+  unit: launcher
+  steps:
+    - press: button
+      at: start + 1000
+      expect: acted
+  expect:
+    count: {LA_RESULT: 1}
+"""
+
+
+def test_a_door_left_open_by_one_scenario_never_reaches_the_next():
+    first, second = loads(LEAVES_DOOR_OPEN, "door.yaml")
+    with Driver.open("emu://launcher") as d:
+        runner = Runner(d)
+        assert runner.run(first).status == "pass"
+        res = runner.run(second)
+    assert res.status == "pass", [r.failures or r.error for r in res.races]
