@@ -393,3 +393,15 @@ def test_a_door_left_open_by_one_scenario_never_reaches_the_next():
         assert runner.run(first).status == "pass"
         res = runner.run(second)
     assert res.status == "pass", [r.failures or r.error for r in res.races]
+
+
+def test_host_timed_reactions_are_judged_within_the_measured_timing_error():
+    """On a link with transit time, a host-timed press lands late by a measured amount: the
+    reaction is judged within that error, and only within it."""
+    url = "emu://showdown?clock=virtual&faults=delay=300us..300us"
+    res = run_one(GOOD, url, host_timed=True)
+    race = res.races[0]
+    assert race.timing_errors_us and max(map(abs, race.timing_errors_us)) > 0
+    assert res.status == "pass", race.failures
+    off = GOOD.replace("reaction_a_us: 180000", f"reaction_a_us: {180000 + 10 * max(map(abs, race.timing_errors_us))}")
+    assert run_one(off, url, host_timed=True).status == "fail"

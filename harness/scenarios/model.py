@@ -30,7 +30,12 @@ class Matcher:
     hi: int | None = None
     label: str = ""
 
-    def check(self, v: Any) -> bool:
+    def check(self, v: Any, tolerance: int = 0) -> bool:
+        """Whether v matches; a number may be off by tolerance (a host-timed press's measured error)."""
+        if tolerance and isinstance(v, int):
+            if self.kind in ("eq", "any"):
+                return any(isinstance(x, int) and abs(v - x) <= tolerance for x in self.values)
+            return (self.lo is None or v >= self.lo - tolerance) and (self.hi is None or v <= self.hi + tolerance)
         if self.kind == "eq":
             return v == self.values[0]
         if self.kind == "any":
