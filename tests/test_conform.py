@@ -136,6 +136,17 @@ class ResendNewTimes(Device):
             self._send(event, t & 0xFFFFFFFF)
 
 
+class StampsWhenRun(Device):
+    """Runs (and stamps) most injected stimuli a little after their time, as a unit that acts on
+    them whenever its loop gets round to it would; the first two it runs on time."""
+
+    runs = 0
+
+    def _run_inject(self, t, sid, inp, action, value):
+        self.runs += 1
+        super()._run_inject(t + (self.runs % 3 if self.runs > 2 else 0), sid, inp, action, value)
+
+
 class DropsAnEvent(Device):
     """Loses one event on the wire after every 40th (its ring still has it)."""
 
@@ -196,6 +207,7 @@ def test_a_device_that_acts_on_a_frame_it_refused_is_caught(device_cls, words):
     (NoTooLate, "4.8", "INJECT in the past", "expected NAK too_late, got ACK"),
     (ResendNewTimes, "4.5", "same payload, same header time", "originally"),
     (DropsAnEvent, "4.5", "event_seq counts every new event without a gap", "gap"),
+    (StampsWhenRun, "4.8", "INPUT_SEEN injected at exactly at_us", "stamped off their scheduled time"),
 ])
 def test_a_broken_device_is_caught(device_cls, section, check, words):
     report = conform.run(_virtual(device_cls), scenarios=None)

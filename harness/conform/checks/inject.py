@@ -32,6 +32,35 @@ def inject(cs):
                and f.msg.action == ACTION["release"], REPLY_TIMEOUT_US, n)
     finally:
         _clean(cs)
+    _many_on_time(cs)
+
+
+def _many_on_time(cs, count: int = 12) -> None:
+    """Stimuli at irregular times, each stamped exactly at its own: one sample cannot tell a unit
+    that stamps the scheduled time from one that stamps whenever it got round to it."""
+    w = cs.w
+    name, action, value = cs.recipe["report"]          # reported, changes nothing
+    inp = cs.input_id(name)
+    count = min(count, cs.ident.inject_queue)
+    base = w.last_dev_time() + 200_000
+    times = [devtime.wrap(base + i * 7919 + (i * i) % 13) for i in range(count)]
+    n = len(w.frames)
+    try:
+        for at in times:
+            w.command(msg.INJECT(at_us=at, input=inp, action=ACTION[action], value=value), expect="ACK")
+        seen: list = []
+
+        def one_more(f):
+            if f.msg.NAME == "INPUT_SEEN" and f.msg.source == SOURCE["injected"] and f.msg.input == inp:
+                seen.append(f)
+            return len(seen) == count
+        w.wait(one_more, 2 * REPLY_TIMEOUT_US, n)
+        expect(len(seen) == count, f"{len(seen)} of {count} injected stimuli reported (INPUT_SEEN)")
+        off = [(at, devtime.diff(f.time_us, at)) for at, f in zip(times, seen) if f.time_us != at]
+        expect(not off, f"{len(off)} of {count} stimuli stamped off their scheduled time (us): "
+                        + ", ".join(f"{d:+d} at {at}" for at, d in off[:5]))
+    finally:
+        _clean(cs)
 
 
 @check("4.8", "INJECT in the past, at now, 2^31 us ahead: NAK too_late", needs=("test_mode",))
