@@ -7,18 +7,7 @@ from harness import Driver
 from harness.bench.latency import distribution, race_latencies, spawn_emulator
 from harness.errors import Nak
 from harness.cli import main
-
-FAST = {"countdown_min_us": 500_000, "countdown_max_us": 500_000, "beep_interval_us": 2_000_000}
-
-
-def one_race(d: Driver) -> None:
-    d.reset("new_game")
-    d.input("load_cards", value=2)
-    d.input("timer")
-    green = d.wait_for(lambda f: f.msg.NAME == "SD_GREEN", 5_000_000, "green")
-    d.inject(green.dev_us + 180_000, "paddle_a")
-    v = d.wait_for(lambda f: f.msg.NAME == "SD_VERDICT", 5_000_000, "verdict")
-    assert v.msg.reaction_a_us == 180_000
+from tools.race_instructions import FAST, one_race
 
 
 def test_virtual_clock_races_per_second_in_process(benchmark):

@@ -2,7 +2,7 @@
 
     python -m tools.race_instructions [--races N]
 
-Runs the race of tests/test_bench.py under `valgrind --tool=callgrind` twice, with N and 2N
+Runs one_race (which tests/test_bench.py times too) under `valgrind --tool=callgrind` twice, with N and 2N
 races, and reports the difference divided by N: start-up and imports cancel out, so the figure
 is repeatable whatever else the machine is doing (the hash seed is fixed, and the cyclic garbage
 collector is off while the races run: see races()).
@@ -19,6 +19,17 @@ import tempfile
 FAST = {"countdown_min_us": 500_000, "countdown_max_us": 500_000, "beep_interval_us": 2_000_000}
 
 
+def one_race(d) -> None:
+    """One Showdown race on a connected driver: new game, countdown, a press 180 ms after green."""
+    d.reset("new_game")
+    d.input("load_cards", value=2)
+    d.input("timer")
+    green = d.wait_for(lambda f: f.msg.NAME == "SD_GREEN", 5_000_000, "green")
+    d.inject(green.dev_us + 180_000, "paddle_a")
+    v = d.wait_for(lambda f: f.msg.NAME == "SD_VERDICT", 5_000_000, "verdict")
+    assert v.msg.reaction_a_us == 180_000
+
+
 def races(n: int) -> None:
     import gc
 
@@ -30,13 +41,7 @@ def races(n: int) -> None:
     # heap, which would make the count per race follow the import graph instead of the race's code.
     gc.disable()
     for _ in range(n):
-        d.reset("new_game")
-        d.input("load_cards", value=2)
-        d.input("timer")
-        green = d.wait_for(lambda f: f.msg.NAME == "SD_GREEN", 5_000_000, "green")
-        d.inject(green.dev_us + 180_000, "paddle_a")
-        v = d.wait_for(lambda f: f.msg.NAME == "SD_VERDICT", 5_000_000, "verdict")
-        assert v.msg.reaction_a_us == 180_000
+        one_race(d)
     d.close()
 
 

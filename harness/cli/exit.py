@@ -3,8 +3,6 @@ from __future__ import annotations
 
 import enum
 
-from harness.errors import UsageError  # noqa: F401  (commands raise it; re-exported beside the statuses)
-
 
 class Exit(enum.IntEnum):
     OK = 0              # everything passed (or conformed)

@@ -7,7 +7,8 @@ import time
 from rich.console import Console
 from rich.table import Table
 
-from harness.cli.exit import Exit, UsageError
+from harness.cli.exit import Exit
+from harness.errors import UsageError
 from harness.links.ports import DEFAULT_TIMEOUT_MS, scan
 from harness.report.files import check_writable, write_atomic
 

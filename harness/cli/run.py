@@ -6,7 +6,8 @@ import time
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from harness.cli.exit import Exit, UsageError
+from harness.cli.exit import Exit
+from harness.errors import UsageError
 from harness.outcome import Outcome, tally
 from harness.report.console import health_line, print_budgets, print_failures, scenario_table
 from harness.report.files import check_writable, write_atomic

@@ -51,23 +51,9 @@ class Runner:
         res = ScenarioResult(sc, self.d.url, mode="host-timed" if self.host_timed else "test-mode")
         health0 = self.d.health.copy()
         t0 = time.perf_counter()
-        if self.d.kind != sc.unit:
-            res.status, res.error = Outcome.SKIP, f"{self.d.url} is a {self.d.kind} unit, the scenario needs {sc.unit}"
-            return res
-        unmet = [need for need in sc.needs if self.d.has_cap(need.removeprefix("no ")) == need.startswith("no ")]
-        if unmet:
-            res.status, res.error = Outcome.SKIP, (f"needs a unit with {', '.join(unmet)}; "
-                                                   f"{self.d.url} is not one")
-            res.applicable = False
-            return res
-        needs = self._needs_config_set(sc)
-        if needs:
-            res.status, res.error = Outcome.SKIP, (f"needs capability config_set to set {needs}, which "
-                                                   f"{self.d.url} does not have")
-            return res
-        if sc.timing == "exact" and self.host_timed:
-            res.status, res.error = Outcome.SKIP, ("needs test mode: its stimuli must land on exact device "
-                                                "microseconds, which host-timed presses cannot promise")
+        skip = self._why_not(sc)
+        if skip is not None:
+            res.status, (res.error, res.applicable) = Outcome.SKIP, skip
             return res
         for env in sc.races:
             race = self._race_guarded(sc, env)
@@ -81,14 +67,24 @@ class Runner:
         res.wall_s = time.perf_counter() - t0
         return res
 
-    def _needs_config_set(self, sc: Scenario) -> str:
-        """What the scenario would set on a unit that cannot be configured ('' if nothing)."""
-        if self.d.has_cap("config_set"):
-            return ""
-        wanted = [k for k, v in sc.config.items() if v != cat.PARAMS_BY_NAME[k].default]
-        if sc.seed is not None:
-            wanted.append("rng_seed")
-        return ", ".join(wanted)
+    def _why_not(self, sc: Scenario) -> tuple[str, bool] | None:
+        """Why this unit cannot run the scenario, and whether the scenario applies to it at all
+        (False: it is written for another variant); None if it can run it."""
+        d = self.d
+        if d.kind != sc.unit:
+            return f"{d.url} is a {d.kind} unit, the scenario needs {sc.unit}", True
+        unmet = [need for need in sc.needs if d.has_cap(need.removeprefix("no ")) == need.startswith("no ")]
+        if unmet:
+            return f"needs a unit with {', '.join(unmet)}; {d.url} is not one", False
+        if not d.has_cap("config_set"):
+            wanted = [k for k, v in sc.config.items() if v != cat.PARAMS_BY_NAME[k].default]
+            wanted += ["rng_seed"] if sc.seed is not None else []
+            if wanted:
+                return f"needs capability config_set to set {', '.join(wanted)}, which {d.url} does not have", True
+        if sc.timing == "exact" and self.host_timed:
+            return ("needs test mode: its stimuli must land on exact device microseconds, which host-timed "
+                    "presses cannot promise"), True
+        return None
 
     def _recover(self) -> None:
         """After a reset or link error: reconnect so the next race runs on a known unit."""
@@ -267,7 +263,7 @@ class Runner:
     def _make_room(self, at: int, step: Step, events: list[Frame], race: RaceResult) -> None:
         """INJECT flow control: never more stimuli pending than the unit's queue holds (IDENTITY
         inject_queue); when it is full, wait on the device clock until the earliest has run."""
-        depth = self.d.identity.inject_queue if self.d.identity is not None else 16
+        depth = self.d.identity.inject_queue if self.d.identity is not None else cat.INJECT_QUEUE
         pending = self._injected
         while len(pending) >= depth:
             first = heapq.heappop(pending)

@@ -71,8 +71,8 @@ class Driver:
         self.events = EventSequencer(self.health, self.inbox, self.history, command_timeout_us, self._send_resend,
                                      self._note)
         self._reset: DeviceReset | None = None
-        self._stray: deque[tuple[str, int]] = deque(maxlen=8)   # replies naming no command we sent
-        self._strays = 0
+        self._stray: deque[tuple[int, str, int]] = deque(maxlen=8)  # (count, name, cmd_seq) of replies
+        self._strays = 0                                            # naming no command we sent
         self._crc_swapped = 0           # frames whose CRC was right but byte-swapped
         self.caps = 0
         self.last_reply_dev_us = 0
@@ -210,8 +210,8 @@ class Driver:
         if p is None or p.reply is not None:
             self.health.duplicates += 1
             if p is None:
-                self._stray.append((m.NAME, m.cmd_seq))
                 self._strays += 1
+                self._stray.append((self._strays, m.NAME, m.cmd_seq))
             return
         p.reply = frame
         if p.on_reply is not None:
@@ -307,9 +307,7 @@ class Driver:
     def _why_no_reply(self, command: str, crc_errors_before: int, strays_before: int) -> str:
         """What the link saw instead of the reply, when it saw something: the cause, not the symptom."""
         want = cat.BY_NAME[command].reply
-        recent = list(self._stray)[-min(len(self._stray), self._strays - strays_before):] \
-            if self._strays > strays_before else []
-        stray = [s for name, s in recent if name in (want, "NAK")]
+        stray = [s for n, name, s in self._stray if n > strays_before and name in (want, "NAK")]
         if stray:
             return (f"; {want} replies did arrive, naming cmd_seq {', '.join(map(str, stray[-3:]))}: the unit "
                     f"does not echo the command's seq in cmd_seq (SPEC 4.3)")
