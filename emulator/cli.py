@@ -53,6 +53,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="device counter at boot (e.g. 4294000000 to cross the u32 wrap soon)")
     parser.add_argument("--card-capacity", type=int, default=None, metavar="N", help="unit option card_capacity")
     parser.add_argument("--players", type=int, default=None, metavar="N", help="unit option players")
+    parser.add_argument("--rng", choices=("reference", "python"), default="reference",
+                        help="the unit's generator: SPEC 6's reference PCG32 (capability reference_rng), or "
+                             "python: another allowed one, as firmware with its own generator has")
+    parser.add_argument("--without", metavar="CAP,...", default="",
+                        help="optional capabilities the unit lacks (their commands get NAK unsupported), "
+                             "e.g. time_sync,config_set")
     parser.add_argument("--faults", metavar="SPEC", default=None,
                         help="a faulty line, e.g. corrupt=1e-3,dropframe=1e-3,delay=50us..2ms,seed=7 "
                              "(vocabulary: emulator/faults.py)")
@@ -102,7 +108,8 @@ def run(args: argparse.Namespace) -> int:
         devices = []
         for i in range(args.count):
             device = Device(args.kind, clock, seed=args.seed + i, serial=args.serial + i,
-                            boot_time_us=args.boot_time_us, salt=os.urandom(8), **options)
+                            boot_time_us=args.boot_time_us, salt=os.urandom(8), rng=args.rng,
+                            without=args.without, **options)
             port = TcpPort(tcp[0], tcp[1] + i if tcp[1] else 0) if tcp else PtyPort()
             unit_faults = faults if faults is None or faults.seed is None else replace(faults, seed=faults.seed + i)
             server.add(device, port, faults=unit_faults)

@@ -44,6 +44,7 @@ from collections import deque
 import protocol
 from protocol import ENUMS, NONE_U16, FrameError, StreamDecoder, encode, msg
 from protocol.catalogue import EVENT_BUFFER, INJECT_QUEUE, MAJOR, MINOR, UNITS, params_for
+from protocol.algorithms import Pcg32
 from protocol.devtime import diff, wrap
 
 from .clock import INPUT, TIMER
@@ -104,13 +105,17 @@ def _check_without(without) -> frozenset[str]:
     return frozenset(names)
 
 
+GENERATORS = {"reference": Pcg32, "python": random.Random}
+
+
 def _unsupported(device, frame, m, t) -> int:
     return ERROR.unsupported
 
 
 class Device:
     def __init__(self, kind: str, clock, *, seed: int = 1, serial: int = 1, boot_time_us: int = 0,
-                 salt: bytes = b"", without: str | tuple[str, ...] = (), **unit_options):
+                 salt: bytes = b"", without: str | tuple[str, ...] = (), rng: str = "reference",
+                 **unit_options):
         self.kind = kind
         self.model_cls = model_class(kind)
         self.options = _check_options(self.model_cls, unit_options)
@@ -133,7 +138,12 @@ class Device:
         self.params = {p.name: p for p in params_for(kind)}
         self.cross_rules = UNITS[kind].cross_rules
         self.decoder = StreamDecoder()
-        self.rng = random.Random(seed)
+        # The reference generator of SPEC 6, or (rng=python) another allowed one, as a unit whose
+        # firmware brings its own would have: same distributions, other draws, no reference_rng bit.
+        if rng not in GENERATORS:
+            raise ValueError(f"rng must be one of {', '.join(GENERATORS)}, not {rng!r}")
+        self.rng_name = rng
+        self.rng = GENERATORS[rng](seed)
         self.config: dict[str, int] = {}
         self.output = bytearray()
         self.boots = 0
@@ -184,7 +194,8 @@ class Device:
         digest = hashlib.sha256(b"%d:%d:%d:" % (self.serial, self.seed, self.boots) + self.salt).digest()
         self.boot_id = int.from_bytes(digest[:4], "little") or 1
         self.model = self.model_cls(self, **self.options)
-        self.caps = sum(1 << CAP[c] for c in self.model.caps() if c not in self.without)
+        caps = self.model.caps() + (("reference_rng",) if self.rng_name == "reference" else ())
+        self.caps = sum(1 << CAP[c] for c in caps if c not in self.without)
         self.emit(msg.BOOT, boot_id=self.boot_id, reason=reason)
         self.model.power_on(self.now())
 

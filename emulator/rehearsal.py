@@ -34,7 +34,8 @@ class Rehearsal:
     def __init__(self, unit: Device) -> None:
         self.unit = unit
         self.clock = VirtualClock()
-        self.copy = Device(unit.kind, self.clock, seed=unit.seed, serial=unit.serial, **unit.options)
+        self.copy = Device(unit.kind, self.clock, seed=unit.seed, serial=unit.serial, rng=unit.rng_name,
+                           without=tuple(unit.without), **unit.options)
         self.copy.start()
         self.copy.take_output()
         self._seq = 0

@@ -1,12 +1,59 @@
-"""The normative integer algorithms of SPEC 6: bursts, fire chance, the line model, picks and countdowns.
+"""The normative integer algorithms of SPEC 6: the reference generator, bursts, fire chance, the
+line model, picks and countdowns.
 
 Written once in Python; the emulator runs them and tools/vectors.py tabulates them for other
 implementations.
 
-U(n) is a uniform integer in [0, n) from the unit's generator: rng.randrange(n) for a Python
-random.Random. Only the distributions are normative; the generator is the implementation's.
+U(n) is a uniform integer in [0, n) from the unit's generator, called as rng.randrange(n): the
+reference generator (Pcg32) or, for a unit without the reference_rng capability, any other, such
+as a Python random.Random.
 """
 from __future__ import annotations
+
+from .catalogue import RNG_STREAM
+
+_M64 = (1 << 64) - 1
+_PCG_MULT = 6364136223846793005
+
+
+class Pcg32:
+    """The reference generator of SPEC 6: PCG32 (64-bit LCG state, XSH RR output), seeded from
+    rng_seed as pcg32_srandom(rng_seed, RNG_STREAM); U(n) by rejection, exactly as SPEC 6 writes it."""
+
+    __slots__ = ("state", "inc")
+
+    def __init__(self, seed: int = 0, stream: int = RNG_STREAM):
+        self.seed(seed, stream)
+
+    def seed(self, seed: int, stream: int = RNG_STREAM) -> None:
+        self.inc = ((stream << 1) | 1) & _M64
+        self.state = 0
+        self.next32()
+        self.state = (self.state + seed) & _M64
+        self.next32()
+
+    def next32(self) -> int:
+        old = self.state
+        self.state = (old * _PCG_MULT + self.inc) & _M64
+        xorshifted = (((old >> 18) ^ old) >> 27) & 0xFFFFFFFF
+        rot = old >> 59
+        return ((xorshifted >> rot) | (xorshifted << (-rot & 31))) & 0xFFFFFFFF
+
+    def getstate(self) -> tuple[int, int]:
+        return self.state, self.inc
+
+    def setstate(self, state: tuple[int, int]) -> None:
+        self.state, self.inc = state
+
+    def randrange(self, n: int) -> int:
+        """U(n): one uniform integer in [0, n), n in [1, 2^32], without modulo bias."""
+        if not 1 <= n <= 1 << 32:
+            raise ValueError(f"U(n) needs 1 <= n <= 2^32, not {n}")
+        threshold = (1 << 32) % n
+        while True:
+            x = self.next32()
+            if x >= threshold:
+                return x % n
 
 
 def burst_weights(lo: int, mode: int, hi: int) -> list[int]:

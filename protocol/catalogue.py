@@ -115,6 +115,7 @@ MAX_PAYLOAD: int = PROTOCOL["max_payload"]
 MAX_ENCODED: int = PROTOCOL["max_encoded"]
 EVENT_BUFFER: int = PROTOCOL["event_buffer"]
 INJECT_QUEUE: int = PROTOCOL["inject_queue"]
+RNG_STREAM: int = PROTOCOL["rng_stream"]
 
 ENUM_VALUES: dict[str, dict[str, int]] = RAW["enums"]
 ENUMS: dict[str, type[enum.IntEnum]] = {
@@ -155,6 +156,9 @@ class UnitDef:
     situations: dict
     extra_enums: tuple[str, ...] = ()
     switches: tuple[str, ...] = ()      # inputs with a position that RESET new_game keeps (LA-7, FL-17)
+    # capabilities whose absence makes another form of the unit with rules of its own (SD-11): a
+    # scenario written for the other form does not apply, rather than going unchecked
+    variants: tuple[str, ...] = ()
 
     @property
     def inputs(self) -> dict[str, int]:
@@ -194,7 +198,7 @@ def _unit(kind: str, raw: dict) -> UnitDef:
         cross_rules=tuple(CrossRule.parse(r) for r in raw["cross_rules"]),
         capabilities=tuple(raw["capabilities"]), power_on_state=raw["power_on_state"], field_enums=field_enums,
         situations={k: _situation(v) for k, v in raw["situations"].items()}, extra_enums=tuple(raw["enums"]),
-        switches=tuple(raw.get("switches", ())),
+        switches=tuple(raw.get("switches", ())), variants=tuple(raw.get("variants", ())),
     )
 
 

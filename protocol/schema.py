@@ -27,7 +27,7 @@ SITUATIONS = ("report", "stimulus", "refused", "refused_value", "busy_config", "
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 _TOP = {"protocol": True, "enums": True, "params": True, "messages": True, "units": True}
 _PROTOCOL = dict.fromkeys(("major", "minor", "header_size", "crc_size", "max_frame", "max_payload",
-                           "max_encoded", "event_buffer", "inject_queue"), True)
+                           "max_encoded", "event_buffer", "inject_queue", "rng_stream"), True)
 _PARAM = {"name": True, "id": True, "units": True, "min": True, "max": True, "default": True,
           "unit": False, "doc": False}
 _MESSAGE = {"name": True, "id": True, "class": True, "reply": False, "capability": False, "units": False, "doc": False,
@@ -35,7 +35,7 @@ _MESSAGE = {"name": True, "id": True, "class": True, "reply": False, "capability
 _FIELD = {"name": True, "type": True, "count": False, "enum": False, "doc": False}
 _UNIT = {"title": True, "section": True, "verdict": True, "outcome_field": True, "power_on_state": True,
          "capabilities": True, "enums": False, "anchors": True, "time_fields": True, "cross_rules": False,
-         "field_enums": True, "situations": True, "switches": False}
+         "field_enums": True, "situations": True, "switches": False, "variants": False}
 
 _CONSTRUCT = yaml.constructor.SafeConstructor()
 _SCALARS = {
@@ -177,7 +177,8 @@ class _Reader:
 
     def protocol(self, node) -> dict:
         m = self.mapping(node, "protocol", _PROTOCOL)
-        out = {k: self.integer(v, f"protocol {k}", 0, 0xFFFF) for k, (_, v) in m.items()}
+        out = {k: self.integer(v, f"protocol {k}", 0, 0xFFFFFFFF if k == "rng_stream" else 0xFFFF)
+               for k, (_, v) in m.items()}
         for k in ("major", "minor"):
             if out[k] > 15:
                 self.fail(m[k][1], f"protocol {k}", f"{out[k]} does not fit the version byte's 4 bits")
@@ -325,6 +326,9 @@ class _Reader:
                                             list(enums[f"{kind}_state"]), "state")
         out["capabilities"] = self.names(m["capabilities"][1], f"{where} capabilities",
                                          list(enums.get("capability", ())), "capability")
+        if "variants" in m:
+            out["variants"] = self.names(m["variants"][1], f"{where} variants", out["capabilities"],
+                                         "capability of this unit")
         out["enums"] = self.names(m["enums"][1], f"{where} enums", list(enums), "enum") if "enums" in m else []
         if "switches" in m:
             out["switches"] = self.names(m["switches"][1], f"{where} switches", list(enums.get(f"{kind}_input", ())),

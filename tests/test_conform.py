@@ -11,6 +11,8 @@ from emulator.inprocess import VirtualLink
 from emulator.usb_backend import EmulatedBackend
 from harness import cli, conform
 from harness.links import usb as usb_link
+from harness.scenarios.library import library_paths
+from harness.scenarios.load import load_paths
 from protocol import StreamDecoder, encode, msg
 
 # Findings a real-clock run is allowed to report: none.
@@ -322,6 +324,11 @@ def test_conform_without_a_scenario_library_is_an_error_not_a_pass(monkeypatch, 
     ("emu://showdown?without=test_mode", "PARTIAL", None),
     # SD-11 allows a unit without the sensor, and the library covers both forms of a tie
     ("emu://showdown?landing_sensor=0", "CONFORMS", set()),
+    # SPEC 6 allows a generator of the unit's own: seeded scenarios go unchecked, nothing fails
+    ("emu://showdown?rng=python", "PARTIAL", {"7 Showdown unit"}),
+    ("emu://flash?rng=python", "PARTIAL", {"8 Flash base"}),
+    ("emu://launcher?rng=python", "PARTIAL", {"9 Card launcher"}),
+    ("emu://showdown?rng=python&landing_sensor=0", "PARTIAL", {"7 Showdown unit"}),
 ])
 def test_a_unit_without_an_optional_capability_fails_nothing(tmp_path, url, verdict, unchecked):
     out = tmp_path / "c.json"
@@ -388,3 +395,16 @@ def test_the_driver_names_the_cause_when_replies_arrive_but_do_not_count(device_
     with pytest.raises(HarnessError) as exc:
         Driver(_virtual(device_cls)).hello()
     assert words in str(exc.value)
+
+
+@pytest.mark.parametrize("rng, ran", [("reference", True), ("python", False)])
+def test_conform_says_how_many_scenarios_depend_on_the_reference_generator(tmp_path, capsys, rng, ran):
+    out = tmp_path / "c.json"
+    cli.main(["conform", "--device", f"emu://launcher?rng={rng}", "-q", "--json", str(out)])
+    stats = json.loads(out.read_text())["stats"]["reference_rng"]
+    library = load_paths(library_paths("launcher"))
+    seeded = sum("reference_rng" in sc.needs for sc in library)
+    assert (stats["depend"], stats["scenarios"], stats["unit_has_it"]) == (seeded, len(library), ran) and seeded
+    said = capsys.readouterr().out
+    assert f"{seeded} of {len(library)} scenarios depend on the reference generator" in said
+    assert ("so they ran" if ran else "so they were skipped") in said

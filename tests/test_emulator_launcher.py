@@ -10,7 +10,7 @@ import pytest
 
 from protocol import ENUMS, PARAMS_BY_NAME, StreamDecoder, encode, msg
 from protocol.devtime import wrap
-from protocol.algorithms import burst_total, burst_weights, fire_chance, fires, sample_burst
+from protocol.algorithms import Pcg32, burst_total, burst_weights, fire_chance, fires, sample_burst
 
 from emulator.inprocess import VirtualLink
 from emulator.probe import Probe, SelectLink
@@ -150,14 +150,14 @@ def test_a_burst_card_by_card():
     ]
 
 
-def _after_fire_draw(seed: int) -> random.Random:
-    rng = random.Random(seed)
+def _after_fire_draw(seed: int) -> Pcg32:
+    rng = Pcg32(seed)
     rng.randrange(1000)
     return rng
 
 
 def test_a_press_that_fires_nothing_is_decided_at_the_press():
-    seed = next(s for s in range(100) if random.Random(s).randrange(1000) >= 250)
+    seed = next(s for s in range(100) if Pcg32(s).randrange(1000) >= 250)
     u = Unit(seed=seed)
     u.load(5)
     u.inject(T0, BUTTON)
@@ -251,7 +251,7 @@ def test_config_cross_rule_and_idle_states():
 # ---- the streak and the fire chance (6.4, LA-2) ----
 
 def test_the_chance_rises_with_each_empty_press_and_the_sixth_always_fires():
-    u = Unit(seed=9, fire_base_permille=250, fire_step_permille=150, card_capacity=254)
+    u = Unit(seed=13, fire_base_permille=250, fire_step_permille=150, card_capacity=254)
     u.load(254)
     got = _press_run(u, 100)                        # the magazine lasts: every press is a trial
     streaks = [s for s, _c, _p, _f in got]
@@ -260,7 +260,7 @@ def test_the_chance_rises_with_each_empty_press_and_the_sixth_always_fires():
     assert max(streaks) <= 5 and all(f > 0 for s, _c, _p, f in got if s == 5)
     for (s0, _, _, f0), (s1, _, _, _) in zip(got, got[1:]):
         assert s1 == (0 if f0 else s0 + 1)
-    assert got == _reference(9, [254], 100) and got[-1][3] > 0
+    assert got == _reference(13, [254], 100) and got[-1][3] > 0
 
 
 def test_streak_restarts_when_the_door_closes_and_at_power_on():
@@ -374,7 +374,7 @@ def _press_run(u: Unit, n: int) -> list[tuple[int, int, int, int]]:
 
 
 def _reference(seed: int, loads: list[int], n: int, base=250, step=150, lo=1, mode=4, hi=12):
-    rng = random.Random(seed)
+    rng = Pcg32(seed)
     inside, streak, out = loads[0], 0, []
     for _ in range(n):
         chance = fire_chance(base, step, streak)

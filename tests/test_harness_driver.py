@@ -183,3 +183,28 @@ def test_open_error_explanations_for_permission_and_busy():
     e = serial.SerialException("Remote does not accept parameter change (RFC2217): control")
     msg = _explain_open_error("rfc2217://h:1", e)
     assert "ign_set_control" in msg
+
+
+def test_a_refusal_caused_by_an_unseen_reboot_is_reported_as_the_reboot():
+    """The unit rebooted and its BOOT was lost on the line: the next stimulus, timed on the old
+    session's clock, is refused too_late. The cause is the reboot, not the stimulus."""
+    d = Driver.open("emu://showdown?clock=virtual")
+    try:
+        dev, clock = d.link.device, d.link.clock
+        dev.drop_next_events(1, "BOOT")
+        dev._boot(1)
+        clock.advance_to(clock.now() + 2_000_000)
+        with pytest.raises(DeviceReset, match="seen in STATUS"):
+            d.inject(d.last_reply_dev_us + 1000, "timer")
+    finally:
+        d.close()
+
+
+def test_a_refusal_without_a_reboot_stays_the_refusal():
+    d = Driver.open("emu://showdown?clock=virtual")
+    try:
+        d.link.clock.advance_to(d.link.clock.now() + 2_000_000)
+        with pytest.raises(Nak, match="too_late"):
+            d.inject(d.last_reply_dev_us + 1000, "timer")
+    finally:
+        d.close()

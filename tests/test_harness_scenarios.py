@@ -1,15 +1,18 @@
 """Scenario files: validation with positions, the runner's judgement, and the CLI's contract."""
 import json
 import os
+import random
 from pathlib import Path
 from xml.etree import ElementTree as ET
 
 import pytest
 
+from emulator.device import GENERATORS
 from harness import Driver
 from harness.cli import main
 from harness.run.runner import Runner
 from harness.scenarios.load import ScenarioError, load_paths, loads
+from protocol.algorithms import Pcg32
 
 ROOT = Path(__file__).resolve().parent.parent
 LIBRARY = ROOT / "fixtures" / "scenarios"
@@ -105,25 +108,68 @@ def test_the_library_is_valid_and_big_enough():
 
 # ---- running and judging ----
 
-@pytest.mark.parametrize("variant", ["", "?landing_sensor=0"])
-def test_the_whole_library_passes_on_the_virtual_clock(variant):
-    """Every scenario passes on each variant of unit, or is skipped as written for another variant."""
+class _SaltedRandom(random.Random):
+    """Another allowed generator: Python's, with the seed scrambled, so its draws differ again."""
+
+    def __init__(self, seed):
+        super().__init__(seed ^ 0x5A5A5A5A)
+
+    def seed(self, a=None, version=2):
+        super().seed(None if a is None else a ^ 0x5A5A5A5A, version)
+
+
+class _OtherStreamPcg(Pcg32):
+    """PCG32 on a stream of its own: a unit that took PCG from elsewhere and seeded it its own way."""
+
+    def seed(self, seed, stream=12345):
+        super().seed(seed, 12345)
+
+
+def _run_library(variant: str) -> list:
+    """Every library scenario on an emulated unit of its kind with the variant's options."""
     scenarios = load_paths([str(LIBRARY)])
-    devices = {}
-    ran = 0
+    devices, out = {}, []
     try:
         for sc in scenarios:
-            url = f"emu://{sc.unit}" + (variant if sc.unit == "showdown" else "")
+            options = "&".join(o for o in variant.lstrip("?").split("&")
+                               if o and (sc.unit == "showdown" or not o.startswith("landing_sensor")))
+            url = f"emu://{sc.unit}" + (f"?{options}" if options else "")
             d = devices.get(sc.unit) or devices.setdefault(sc.unit, Driver.open(url))
-            res = Runner(d).run(sc)
-            if res.status == "skip" and not res.applicable:
-                continue
-            ran += 1
-            assert res.status == "pass", (sc.name, [r.failures or r.error for r in res.races if r.status != "pass"])
+            out.append((sc, Runner(d).run(sc)))
     finally:
         for d in devices.values():
             d.close()
-    assert ran >= len(scenarios) - 10
+    return out
+
+
+@pytest.mark.parametrize("variant", ["", "?landing_sensor=0"])
+def test_the_whole_library_passes_on_the_virtual_clock(variant):
+    """Every scenario passes on each variant of unit, or is skipped as written for another variant."""
+    results = _run_library(variant)
+    ran = 0
+    for sc, res in results:
+        if res.status == "skip" and not res.applicable:
+            continue
+        ran += 1
+        assert res.status == "pass", (sc.name, [r.failures or r.error for r in res.races if r.status != "pass"])
+    assert ran >= len(results) - 10
+
+
+@pytest.mark.parametrize("generator", ["python", "salted", "other_stream"])
+def test_a_unit_with_another_generator_passes_every_scenario_not_written_for_the_reference_one(
+        monkeypatch, generator):
+    """SPEC 6 lets a unit bring its own generator: then the scenarios that need reference_rng are
+    skipped, saying so and counting as unchecked, and every other one passes; a scenario that
+    leans on the reference generator's draws without declaring it fails here."""
+    monkeypatch.setitem(GENERATORS, "salted", _SaltedRandom)
+    monkeypatch.setitem(GENERATORS, "other_stream", _OtherStreamPcg)
+    results = _run_library(f"?rng={generator}")
+    seeded = [(sc, res) for sc, res in results if "reference_rng" in sc.needs]
+    assert seeded and all(res.status == "skip" and res.applicable and "reference_rng" in res.error
+                          for _, res in seeded)
+    for sc, res in results:
+        if "reference_rng" not in sc.needs and res.applicable:
+            assert res.status == "pass", (sc.name, [r.failures or r.error for r in res.races if r.status != "pass"])
 
 
 def test_a_wrong_expectation_fails_with_a_readable_diff():

@@ -100,8 +100,6 @@ C_MAIN = r"""
 #include <stdio.h>
 #include <string.h>
 
-static uint32_t xs = 2463534242u;
-uint32_t uhil_rng32(void) { xs ^= xs << 13; xs ^= xs >> 17; xs ^= xs << 5; return xs; }
 
 static const char *kind(int r)
 {
@@ -161,9 +159,20 @@ int main(void)
         }
         if (got != v->n_expect || rx.len != v->pending) { printf("FAIL stream %s count/pending\n", v->label); fails++; }
     }
-    for (uint32_t n = 1; n < 2000; n += 37)
-        for (int k = 0; k < 50; k++)
-            if (uhil_uniform(n) >= n) { puts("FAIL uniform"); fails++; }
+    for (size_t i = 0; i < UHIL_N_RNG_VECTORS; i++) {
+        const struct uhil_rng_vector *v = &uhil_rng_vectors[i];
+        uhil_rng g;
+        uhil_rng_seed(&g, v->rng_seed);
+        for (int k = 0; k < 8; k++)
+            if (uhil_rng32(&g) != v->next32[k]) { printf("FAIL rng seed %u output %d\n", v->rng_seed, k); fails++; }
+    }
+    for (size_t i = 0; i < UHIL_N_UNIFORM_VECTORS; i++) {
+        const struct uhil_uniform_vector *v = &uhil_uniform_vectors[i];
+        uhil_rng g;
+        uhil_rng_seed(&g, v->rng_seed);
+        for (int k = 0; k < 6; k++)
+            if (uhil_uniform(&g, v->n) != v->draws[k]) { printf("FAIL U(%u) seed %u draw %d\n", v->n, v->rng_seed, k); fails++; }
+    }
     BURSTS
     printf("fails=%d\n", fails);
     return fails != 0;
@@ -205,3 +214,12 @@ def test_vectors_json_is_what_the_spec_points_to():
     data = json.loads(V.JSON_PATH.read_text(encoding="utf-8"))
     assert {"frames", "streams", "algorithms", "crc_check"} <= set(data)
     assert "fixtures/vectors/vectors.json" in SPEC and "python -m tools.vectors --write" in SPEC
+
+
+def test_the_generators_check_values_in_section_6_are_its_outputs():
+    from protocol.algorithms import Pcg32
+    m = re.search(r"rng_seed 1 gives (0x[0-9a-f]{8}), (0x[0-9a-f]{8}), (0x[0-9a-f]{8})", SPEC)
+    assert m, "SPEC 6.0 lost its check values"
+    g = Pcg32(1)
+    assert [int(x, 16) for x in m.groups()] == [g.next32() for _ in range(3)]
+    assert f"RNG_STREAM` = 0x{cat.RNG_STREAM:08X}" in SPEC and f"0x{cat.RNG_STREAM:08X}u" in SPEC

@@ -197,3 +197,53 @@ def test_reference_draws_use_one_random_number_each():
     assert A.countdown(a, 2_000_000, 6_000_000) == 2_000_000 + b.randrange(4_000_001)
     assert A.pick(a, [5, 1, 3]) == [1, 3, 5][b.randrange(3)]
     assert a.getstate() == b.getstate()
+
+
+# ---- the reference generator of SPEC 6.0 ----
+
+def test_the_reference_generator_is_pcg32_as_its_authors_publish_it():
+    """pcg32_srandom(42, 54) and the first outputs printed by the PCG project's demo program: the
+    check that our PCG32 is the one every C implementation already has."""
+    g = A.Pcg32(42, 54)
+    assert [g.next32() for _ in range(6)] == [0xA15C02B7, 0x7B47F409, 0xBA1D3330,
+                                              0x83D2F293, 0xBFA4784B, 0xCBED606E]
+
+
+class _Scripted(A.Pcg32):
+    """A generator whose raw outputs are given, to watch U(n)'s rejection at work."""
+
+    def __init__(self, outputs):
+        self.outputs = list(outputs)
+
+    def next32(self):
+        return self.outputs.pop(0)
+
+
+def test_uniform_rejects_the_outputs_that_would_bias_it():
+    # n = 3: 2^32 mod 3 = 1, so output 0 is rejected and the next one is used
+    assert _Scripted([0, 5]).randrange(3) == 2
+    # n = 2^31 + 1: the lowest 2^31 - 1 outputs are rejected
+    n = 0x80000001
+    assert _Scripted([0x7FFFFFFE, 0x7FFFFFFF]).randrange(n) == 0x7FFFFFFF % n
+    # a power of two rejects nothing
+    assert _Scripted([0]).randrange(1 << 16) == 0
+    with pytest.raises(ValueError):
+        A.Pcg32(1).randrange(0)
+
+
+def test_uniform_draws_every_value_equally_often_over_a_small_range():
+    g = A.Pcg32(7)
+    counts = Counter(g.randrange(6) for _ in range(60_000))
+    assert set(counts) == set(range(6)) and max(counts.values()) - min(counts.values()) < 600
+
+
+def test_generator_vectors_follow_the_seeding_of_spec_6():
+    gen = json.loads(V.JSON_PATH.read_text(encoding="utf-8"))["algorithms"]["generator"]
+    assert gen["rng_stream"] == cat.RNG_STREAM
+    for case in gen["cases"]:
+        g = A.Pcg32(case["rng_seed"])
+        assert [g.next32() for _ in range(len(case["next32"]))] == case["next32"]
+    # an implementation that forgets the rejection step gets the 2^31 + 1 case wrong
+    biased = [c for c in gen["uniform"] if c["n"] == 0x80000001]
+    assert biased and any(A.Pcg32(c["rng_seed"]).next32() % c["n"] != c["draws"][0] for c in biased)
+    assert len({tuple(c["next32"]) for c in gen["cases"]}) == len(gen["cases"])

@@ -26,7 +26,7 @@ from harness import Driver
 from harness.errors import DeviceReset, LinkError, WaitTimeout
 from protocol import catalogue as cat
 from protocol.devtime import WRAP
-from protocol.algorithms import countdown, fire_chance, fires, lands_on_b, pick, sample_burst
+from protocol.algorithms import Pcg32, countdown, fire_chance, fires, lands_on_b, pick, sample_burst
 
 BOOT_US = WRAP - 60_000_000         # the counter starts a minute before the u32 wrap
 LEAD_US = 3_000_000                 # stimuli go out this far ahead: a lost ACK and the STATUS after it fit
@@ -102,7 +102,7 @@ class Soak:
     def _session(self) -> None:
         d = self.d
         d.config_set("rng_seed", self.game_seed)
-        self.m = random.Random(self.game_seed)
+        self.m = Pcg32(self.game_seed)            # the unit's draws: SPEC 6.0's reference generator
         self.now = d.last_reply_dev_us
         self.spans.append([self.now, self.now])
         self.configure()

@@ -149,6 +149,7 @@ def region_constants() -> str:
         ["max encoded frame", cat.MAX_ENCODED, f"bytes: {cat.MAX_ENCODED - 1} COBS bytes + the 0x00 delimiter"],
         ["event buffer", cat.EVENT_BUFFER, "events a device keeps for EVENT_RESEND (at least)"],
         ["inject queue", cat.INJECT_QUEUE, "pending INJECT stimuli a device accepts"],
+        ["RNG_STREAM", _hex(cat.RNG_STREAM, 8), "stream selector of the reference generator (section 6)"],
         ["NONE_U8", "0xFF", "u8 sentinel: none / not applicable"],
         ["NONE_U16", "0xFFFF", "u16 sentinel"],
         ["NONE_U32", "0xFFFFFFFF", "u32 sentinel (a device time that never happened)"],

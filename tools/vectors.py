@@ -26,7 +26,7 @@ import sys
 from pathlib import Path
 
 from protocol import catalogue as cat
-from protocol.algorithms import burst_total, burst_weights, cards_on_b, fire_chance
+from protocol.algorithms import Pcg32, burst_total, burst_weights, cards_on_b, fire_chance
 from protocol.catalogue import NONE_I32, NONE_U8, NONE_U32
 from protocol.codec import Frame, StreamDecoder, encode, encode_raw
 from protocol.framing import cobs_encode, crc16
@@ -286,6 +286,31 @@ LINE_CASES = [(1000, d) for d in (-1000, -600, -500, -499, -250, -1, 0, 1, 250, 
              [(1, 0), (1, 1), (1, -1), (3, 1)]
 
 
+RNG_SEEDS = [0, 1, 2, 42, 1000, 0x7FFFFFFF, 0xFFFFFFFF]
+RNG_OUTPUTS = 8
+# n = 2^31 + 1 rejects almost half of all outputs: an implementation that skips the rejection fails it
+UNIFORM_NS = [1, 2, 3, 6, 1000, 234, 0x80000001, 0xFFFFFFFF]
+UNIFORM_DRAWS = 6
+
+
+def generator() -> dict:
+    """The reference generator (SPEC 6.0): raw outputs by rng_seed, U(n) sequences by (seed, n), and
+    the PCG project's own seeding for a check against its published demo output."""
+    def outputs(g: Pcg32, k: int) -> list[int]:
+        return [g.next32() for _ in range(k)]
+    cases = [{"rng_seed": seed, "next32": outputs(Pcg32(seed), RNG_OUTPUTS)} for seed in RNG_SEEDS]
+    uniform = []
+    for seed in (1, 42):
+        for n in UNIFORM_NS:
+            g = Pcg32(seed)
+            uniform.append({"rng_seed": seed, "n": n, "draws": [g.randrange(n) for _ in range(UNIFORM_DRAWS)]})
+    return {"doc": "PCG32 XSH RR 64/32 seeded pcg32_srandom(rng_seed, RNG_STREAM); U(n) rejects "
+                   "outputs below 2^32 mod n, then x mod n; each U(n) case starts from a fresh seed",
+            "rng_stream": cat.RNG_STREAM,
+            "pcg_demo": {"initstate": 42, "initseq": 54, "next32": outputs(Pcg32(42, 54), 6)},
+            "cases": cases, "uniform": uniform}
+
+
 def algorithms() -> dict:
     bursts = []
     for lo, mode, hi in BURST_CASES:
@@ -295,6 +320,7 @@ def algorithms() -> dict:
               for b, s in ((250, 150), (0, 0), (1000, 0), (0, 1), (999, 1))]
     line = [{"window": w, "d": d, "draws": 2 * w, "b_draws": cards_on_b(w, d)} for w, d in LINE_CASES]
     return {
+        "generator": generator(),
         "burst_triangular": {
             "doc": "w(k) = (k-lo+1)*(hi-mode+1) for k <= mode, (hi-k+1)*(mode-lo+1) for k > mode; "
                    "r = U(total); k = first size whose cumulative weight exceeds r",
@@ -382,8 +408,27 @@ def render_header(data: dict | None = None) -> str:
     for i, s in enumerate(data["streams"]):
         out.append(f'    {{"{s["label"]}", uhil_s{i}, sizeof uhil_s{i}, uhil_s{i}_expect, {len(s["expect"])}, '
                    f'{s["pending"]}}},')
-    out += ["};", f"#define UHIL_N_STREAM_VECTORS {len(data['streams'])}", "", "#endif", ""]
+    out += ["};", f"#define UHIL_N_STREAM_VECTORS {len(data['streams'])}", ""]
+    out += _generator_header(data["algorithms"]["generator"])
+    out += ["#endif", ""]
     return "\n".join(out)
+
+
+def _generator_header(gen: dict) -> list[str]:
+    def words(xs) -> str:
+        return "{" + ", ".join(f"0x{x:08X}u" for x in xs) + "}"
+    out = ["/* the reference generator (SPEC.md 6.0): first outputs by rng_seed, and U(n) draws from a fresh",
+           " * seed per case */",
+           f"#define UHIL_RNG_STREAM 0x{gen['rng_stream']:08X}u",
+           "struct uhil_rng_vector { uint32_t rng_seed; uint32_t next32[%d]; };" % RNG_OUTPUTS,
+           "static const struct uhil_rng_vector uhil_rng_vectors[] = {"]
+    out += [f"    {{0x{c['rng_seed']:08X}u, {words(c['next32'])}}}," for c in gen["cases"]]
+    out += ["};", f"#define UHIL_N_RNG_VECTORS {len(gen['cases'])}",
+            "struct uhil_uniform_vector { uint32_t rng_seed; uint32_t n; uint32_t draws[%d]; };" % UNIFORM_DRAWS,
+            "static const struct uhil_uniform_vector uhil_uniform_vectors[] = {"]
+    out += [f"    {{0x{c['rng_seed']:08X}u, 0x{c['n']:08X}u, {words(c['draws'])}}}," for c in gen["uniform"]]
+    out += ["};", f"#define UHIL_N_UNIFORM_VECTORS {len(gen['uniform'])}", ""]
+    return out
 
 
 def outputs() -> dict[Path, str]:

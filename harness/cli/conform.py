@@ -83,6 +83,11 @@ def main(args) -> int:
             console.print(f"[yellow]timing budget[/] {line}", soft_wrap=True)
         console.print(f"timing budgets met in {budgets['met']} of {budgets['measured']} measurements "
                       f"(a timing report: the verdict below does not depend on it)")
+    rng = report.stats.get("reference_rng")
+    if rng and rng["depend"]:
+        console.print(f"{rng['depend']} of {rng['scenarios']} scenarios depend on the reference generator (SPEC 6); "
+                      + ("the unit has it, so they ran" if rng["unit_has_it"] else
+                         "the unit lacks it (capability reference_rng), so they were skipped"), soft_wrap=True)
     counts = tally(c.status for c in report.checks)
     style = {"CONFORMS": "green", "PARTIAL": "yellow"}.get(report.verdict, "red")
     console.print(f"{counts['passed']} passed, {counts['failed']} failed, {counts['skipped']} skipped in "

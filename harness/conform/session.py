@@ -164,6 +164,9 @@ class Conformance:
         drv.hello(expect_kind=self.kind)
         drv.sync_clock()
         runner = Runner(drv)
+        seeded = sum("reference_rng" in sc.needs for sc in mine)
+        self.report.stats["reference_rng"] = {"scenarios": len(mine), "depend": seeded,
+                                              "unit_has_it": drv.has_cap("reference_rng")}
         for sc in mine:
             t0 = time.perf_counter()
             res = runner.run(sc)

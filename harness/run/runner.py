@@ -75,7 +75,10 @@ class Runner:
             return f"{d.url} is a {d.kind} unit, the scenario needs {sc.unit}", True
         unmet = [need for need in sc.needs if d.has_cap(need.removeprefix("no ")) == need.startswith("no ")]
         if unmet:
-            return f"needs a unit with {', '.join(unmet)}; {d.url} is not one", False
+            # written for another form of the unit (SD-11's two kinds of tie), or for a capability
+            # this unit lacks, which leaves the scenario's rule unchecked on it
+            variant = all(need.removeprefix("no ") in cat.UNITS[d.kind].variants for need in unmet)
+            return f"needs a unit with {', '.join(unmet)}; {d.url} is not one", not variant
         if not d.has_cap("config_set"):
             wanted = [k for k, v in sc.config.items() if v != cat.PARAMS_BY_NAME[k].default]
             wanted += ["rng_seed"] if sc.seed is not None else []

@@ -49,6 +49,10 @@ class _Pending:
         self.on_reply = on_reply
 
 
+# NAKs a reboot the host has not seen yet can cause: ask STATUS for the boot id before blaming the command
+REBOOT_SYMPTOMS = frozenset({"too_late", "wrong_state"})
+
+
 class Driver:
     def __init__(self, link: Link, *, name: str | None = None, trace=None,
                  command_timeout_us: int = 1_000_000, history: int = 20_000):
@@ -301,7 +305,14 @@ class Driver:
         reply = p.reply
         self.last_reply_dev_us = reply.dev_us
         if reply.msg.NAME == "NAK":
-            raise Nak(msg.NAME, ERROR_NAMES.get(reply.msg.error, str(reply.msg.error)), reply.msg.detail)
+            error = ERROR_NAMES.get(reply.msg.error, str(reply.msg.error))
+            if error in REBOOT_SYMPTOMS and msg.NAME not in ("HELLO", "STATUS_GET") and self.identity is not None:
+                # A unit that rebooted unseen (its BOOT lost on the line) refuses a stimulus for
+                # the old session's clock or state: that is the reboot, not the command's fault.
+                self.status()
+                if self._reset is not None:
+                    raise self._reset
+            raise Nak(msg.NAME, error, reply.msg.detail)
         return reply
 
     def _why_no_reply(self, command: str, crc_errors_before: int, strays_before: int) -> str:
