@@ -24,10 +24,11 @@ def _failures(report, allowed=frozenset()):
             if c.status in ("fail", "error") and c.name not in allowed]
 
 
-def _virtual(device_cls=Device, kind="showdown"):
-    """A virtual-clock link whose unit is device_cls (a deliberately broken Device, say)."""
+def _virtual(device_cls=Device, kind="showdown", **options):
+    """A virtual-clock link whose unit is device_cls (a deliberately broken Device, say), made with the
+    Device options given (without=..., say)."""
     link = VirtualLink(kind)
-    link.device = device_cls(kind, link.clock, seed=1, serial=1)
+    link.device = device_cls(kind, link.clock, seed=1, serial=1, **options)
     link.device.start()
     return link
 

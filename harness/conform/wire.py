@@ -2,7 +2,9 @@
 every frame in recorded in order, replies matched by cmd_seq; and the assertions checks make."""
 from __future__ import annotations
 
-from protocol import Frame, FrameError, StreamDecoder, catalogue as cat, encode
+from contextlib import contextmanager
+
+from protocol import Frame, FrameError, StreamDecoder, catalogue as cat, encode, msg
 from protocol.framing import cobs_encode, crc16
 
 ERR = cat.ENUM_VALUES["error"]
@@ -159,6 +161,30 @@ def expect_nak(r: Frame, cmd_type: int, cmd_seq: int, error: str, detail: int | 
            f"{what}: NAK names seq {m.cmd_seq} type {m.cmd_type:#04x}, expected seq {cmd_seq} type {cmd_type:#04x}")
     if detail is not None:
         expect(m.detail == detail, f"{what}: NAK {error} detail {m.detail}, expected {detail}")
+
+
+# What a refused frame must leave as it was (SPEC 4.3: a NAKed command has no effect).
+STATUS_KEPT = ("boot_id", "state", "next_event_seq", "pending_injects", "cards")
+
+
+@contextmanager
+def changes_nothing(w: Wire, what: str, owed=None):
+    """Around frames that must not change the unit (refused ones, say): afterwards it has sent no event
+    but those owed(frame) allows (the INPUT_SEEN a refused INPUT is reported with), and its STATUS is
+    as before. what names the frames, for the messages."""
+    before = w.command(msg.STATUS_GET(), expect="STATUS").msg
+    n = len(w.frames)
+    yield
+    w.quiet(20_000)
+    events = [f for f in w.frames[n:] if f.msg.KIND == "event" and id(f) not in w.resent]
+    allowed = [f for f in events if owed is not None and owed(f)]
+    acted = [f.msg.NAME for f in events if not any(f is a for a in allowed)]
+    expect(not acted, f"{what} were acted on: after them the unit sent {', '.join(acted)}")
+    after = w.command(msg.STATUS_GET(), expect="STATUS").msg
+    want = before._replace(next_event_seq=(before.next_event_seq + len(allowed)) & 0xFFFF)
+    for field in STATUS_KEPT:
+        expect(getattr(after, field) == getattr(want, field),
+               f"{what} changed STATUS.{field}: {getattr(before, field)} -> {getattr(after, field)}")
 
 
 def show(f: Frame) -> str:

@@ -4,7 +4,8 @@ from __future__ import annotations
 from protocol import catalogue as cat, devtime, encode, msg
 
 from harness.conform.registry import check
-from harness.conform.wire import expect, expect_nak, show, ERR, ACTION, SOURCE, DISPOSITION, REPLY_OF, REPLY_TIMEOUT_US
+from harness.conform.wire import (ACTION, DISPOSITION, ERR, REPLY_OF, REPLY_TIMEOUT_US, SOURCE, changes_nothing,
+                                  expect, expect_nak, show)
 
 
 @check("4.3", "each command gets its typed reply, cmd_seq echoed")
@@ -72,13 +73,10 @@ def input_ack_first(cs):
 def input_unknown(cs):
     w = cs.w
     n_inputs = len(cat.ENUM_VALUES[f"{cs.kind}_input"])
-    n = len(w.frames)
-    w.nak(msg.INPUT(input=0xEE, action=1, value=0), "bad_value", 0)
-    w.nak(msg.INPUT(input=n_inputs, action=1, value=0), "bad_value", 0)
-    w.nak(msg.INPUT(input=0, action=2, value=0), "bad_value", 0)
-    w.quiet()
-    seen = [f for f in w.frames[n:] if f.msg.NAME == "INPUT_SEEN"]
-    expect(not seen, f"{len(seen)} INPUT_SEEN for inputs the unit does not have")
+    with changes_nothing(w, "INPUTs of inputs or actions the unit does not have"):
+        w.nak(msg.INPUT(input=0xEE, action=1, value=0), "bad_value", 0)
+        w.nak(msg.INPUT(input=n_inputs, action=1, value=0), "bad_value", 0)
+        w.nak(msg.INPUT(input=0, action=2, value=0), "bad_value", 0)
 
 
 @check("4.3", "INPUT refused by the unit: NAK wrong_state (detail = state), then INPUT_SEEN refused",
@@ -104,24 +102,32 @@ def unsupported(cs):
     missing = [c for c in needs if not cs.has(c)]
     if not missing:
         return ("n/a", "the unit has every capability")
-    for cap in missing:
-        for m in needs[cap]:
-            cs.w.nak(m, "unsupported", 0)
+    with changes_nothing(cs.w, "commands refused as unsupported"):
+        for cap in missing:
+            for m in needs[cap]:
+                cs.w.nak(m, "unsupported", 0)
     return f"checked: {', '.join(missing)}"
 
 
 def _refusal(cs, steps, error: str):
     w = cs.w
     cs.new_game()
+    if len(steps) > 1:
+        expect(cs.apply(steps[:-1]).msg.NAME == "ACK", f"INPUT {' '.join(map(str, steps[-2]))} (preparing)")
     n = len(w.frames)
-    r = cs.apply(steps)
-    state = w.command(msg.STATUS_GET(), expect="STATUS").msg.state
-    expect_nak(r, msg.INPUT.ID, r.msg.cmd_seq, error, state if error == "wrong_state" else 0,
-               f"INPUT {' '.join(map(str, steps[-1]))}")
     last = cs.input_id(steps[-1][0])
-    seen = w.wait(lambda f: f.msg.NAME == "INPUT_SEEN" and f.msg.input == last
-                  and f.msg.source == SOURCE["host"] and f.msg.disposition == DISPOSITION["refused"],
-                  REPLY_TIMEOUT_US, n)
+
+    def owed(f):
+        return (f.msg.NAME == "INPUT_SEEN" and f.msg.input == last and f.msg.source == SOURCE["host"]
+                and f.msg.disposition == DISPOSITION["refused"])
+    # the refused INPUT is reported (INPUT_SEEN refused), and does nothing else
+    what = f"INPUT {' '.join(map(str, steps[-1]))}"
+    with changes_nothing(w, f"INPUTs refused as {error}", owed):
+        r = cs.apply(steps[-1:])
+        expect_nak(r, msg.INPUT.ID, r.msg.cmd_seq, error, None, what)
+    state = w.command(msg.STATUS_GET(), expect="STATUS").msg.state
+    expect_nak(r, msg.INPUT.ID, r.msg.cmd_seq, error, state if error == "wrong_state" else 0, what)
+    seen = w.wait(owed, REPLY_TIMEOUT_US, n)
     expect(seen is not None, "no INPUT_SEEN (refused) after the NAK")
     expect(w.frames.index(seen) > w.frames.index(r), "the refused INPUT_SEEN came before the NAK")
     expect(seen.msg.detail == ERR[error], f"INPUT_SEEN.detail {seen.msg.detail}, expected {ERR[error]} ({error})")

@@ -41,6 +41,10 @@ def config_ranges(cs):
                     problems.append(f"{p.name} = {value}: {show(r)}, expected CONFIG_VALUE {value}")
             elif not (r.msg.NAME == "NAK" and r.msg.error == ERR["bad_value"]):
                 problems.append(f"{p.name} = {value}: {show(r)}, expected NAK bad_value")
+            else:
+                kept = w.command(msg.CONFIG_GET(param=p.id), expect="CONFIG_VALUE").msg.value
+                if kept != config[p.name]:
+                    problems.append(f"{p.name} = {value} refused, yet {p.name} is now {kept}")
             back = w.command(msg.CONFIG_SET(param=p.id, value=config[p.name]))
             if back.msg.NAME != "CONFIG_VALUE":
                 problems.append(f"{p.name} back to {config[p.name]}: {show(back)}")
@@ -53,10 +57,21 @@ def config_unknown(cs):
     w = cs.w
     mine = {p.id for p in cs.params()}
     foreign = next((p for p in cat.PARAMS if p.id not in mine), None)
+    before = _values(cs)
     for pid in (0xEE, foreign.id if foreign else 0xEF):
         w.nak(msg.CONFIG_GET(param=pid), "unknown_param", 0)
         # without config_set, unsupported comes first (SPEC 4.3), whatever the parameter
         w.nak(msg.CONFIG_SET(param=pid, value=0xFFFFFFFF), "unknown_param" if cs.has("config_set") else "unsupported", 0)
+    after = _values(cs)
+    changed = [name for name in before if after[name] != before[name]]
+    for name in changed:                # put back, so that the checks after this one find the unit as it was
+        w.command(msg.CONFIG_SET(param=cat.PARAMS_BY_NAME[name].id, value=before[name]))
+    expect(not changed, "CONFIG_SETs of unknown parameters, refused, changed "
+                        + ", ".join(f"{name} {before[name]} -> {after[name]}" for name in changed))
+
+
+def _values(cs) -> dict[str, int]:
+    return {p.name: cs.w.command(msg.CONFIG_GET(param=p.id), expect="CONFIG_VALUE").msg.value for p in cs.params()}
 
 
 @check("4.7", "CONFIG_SET outside the idle states: NAK wrong_state, detail = state, before bad_value",
@@ -66,17 +81,22 @@ def config_busy(cs):
     cs.new_game()
     for name, value in cs.recipe["busy_config"].items():
         w.command(msg.CONFIG_SET(param=cat.PARAMS_BY_NAME[name].id, value=value), expect="CONFIG_VALUE")
+    p = next(p for p in cs.params() if p.name != "rng_seed")
+    was = w.command(msg.CONFIG_GET(param=p.id), expect="CONFIG_VALUE").msg.value
     try:
         r = cs.apply(cs.recipe["busy"])
         expect(r.msg.NAME == "ACK", f"the last input to leave the idle states answered {show(r)}")
         state = w.command(msg.STATUS_GET(), expect="STATUS").msg.state
-        p = next(p for p in cs.params() if p.name != "rng_seed")
-        w.nak(msg.CONFIG_SET(param=p.id, value=p.default), "wrong_state", state)
+        w.command(msg.CONFIG_GET(param=p.id), expect="CONFIG_VALUE")       # reading is always allowed
+        other = p.min if was != p.min else p.max
+        w.nak(msg.CONFIG_SET(param=p.id, value=other), "wrong_state", state)
         if p.max < 0xFFFFFFFF:
             w.nak(msg.CONFIG_SET(param=p.id, value=p.max + 1), "wrong_state", state)   # precedence
-        r = w.command(msg.CONFIG_GET(param=p.id), expect="CONFIG_VALUE")     # reading is always allowed
+        now = w.command(msg.CONFIG_GET(param=p.id), expect="CONFIG_VALUE").msg.value
+        expect(now == was, f"CONFIG_SETs refused as wrong_state changed {p.name}: {was} -> {now}")
     finally:
         cs.new_game()
+        w.command(msg.CONFIG_SET(param=p.id, value=was))
         for name in cs.recipe["busy_config"]:
             prm = cat.PARAMS_BY_NAME[name]
             w.command(msg.CONFIG_SET(param=prm.id, value=prm.default))
