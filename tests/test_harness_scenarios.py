@@ -2,6 +2,7 @@
 import json
 import os
 import random
+import time
 from pathlib import Path
 from xml.etree import ElementTree as ET
 
@@ -12,6 +13,7 @@ from harness import Driver
 from harness.cli import main
 from harness.run.runner import Runner
 from harness.scenarios.load import ScenarioError, load_paths, loads
+from protocol import StreamDecoder
 from protocol.algorithms import Pcg32
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -451,3 +453,54 @@ def test_host_timed_reactions_are_judged_within_the_measured_timing_error():
     assert res.status == "pass", race.failures
     off = GOOD.replace("reaction_a_us: 180000", f"reaction_a_us: {180000 + 10 * max(map(abs, race.timing_errors_us))}")
     assert run_one(off, url, host_timed=True).status == "fail"
+
+
+class _StallsOnce:
+    """A real-clock link on a host that stalls once: after the race's last stimulus went out, the
+    runner is off the CPU for 600 ms, as a preempted runner or a swapping CI machine would be."""
+
+    STALL_S = 0.6
+
+    def __init__(self, inner, after_injects: int):
+        self.inner, self.after_injects, self.injects, self.stalled = inner, after_injects, 0, False
+        self.url, self.virtual = inner.url, inner.virtual
+        self._sent = StreamDecoder()
+
+    def write(self, data):
+        self.injects += sum(1 for f in self._sent.feed(bytes(data))
+                            if not isinstance(f, Exception) and f.msg.NAME == "INJECT")
+        self.inner.write(data)
+
+    def read(self, timeout_us):
+        if not self.stalled and self.injects >= self.after_injects:
+            self.stalled = True
+            time.sleep(self.STALL_S)
+        return self.inner.read(timeout_us)
+
+    def __getattr__(self, name):
+        return getattr(self.inner, name)
+
+
+STALLED = GOOD.replace("countdown_min_us: 2000000, countdown_max_us: 2000000", "countdown_min_us: 500000, "
+                       "countdown_max_us: 500000").replace(
+    "reaction_a_us: 180000}", "reaction_a_us: 180000}\n  latency: {host_us: {max: 100000}}")
+
+
+def test_a_host_stall_on_a_real_clock_changes_the_timing_report_not_the_verdict():
+    """The stimuli are scheduled in device time, so the unit decides as it would have; only the
+    verdict's arrival at the host is late, and that is a timing budget missed, not a fail."""
+    (sc,) = loads(STALLED, "t.yaml")
+    with Driver.open("emu://showdown?clock=real") as plain:
+        counting = plain.link = _StallsOnce(plain.link, after_injects=1 << 30)
+        calm = Runner(plain).run(sc)
+    with Driver.open("emu://showdown?clock=real") as d:
+        stalled_link = _StallsOnce(d.link, after_injects=counting.injects)
+        d.link = stalled_link
+        res = Runner(d).run(sc)
+    assert stalled_link.stalled
+    assert calm.status == "pass" and res.status == "pass", [r.failures or r.error for r in res.races]
+    (race,) = res.races
+    assert race.verdicts[0]["reaction_a_us"] == 180000
+    # the verdict came at most ~200 ms after the last stimulus was sent: it waited out the stall
+    assert race.latency["host_us"] > 100_000
+    assert res.budget_summary()["host_us"]["met"] == 0
