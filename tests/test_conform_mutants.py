@@ -263,13 +263,14 @@ class WrongStateWithoutState(Firmware):
         return msg.NAK(f.seq, m.ID, ERROR.wrong_state, 0) if reply == ERROR.wrong_state else reply
 
 
-class RefusedTimerCountsDown(Firmware):
-    """Refuses the timer on an empty tray (wrong_state), and starts the countdown all the same."""
+class RefusedLoadAddsCards(Firmware):
+    """Refuses loading during the countdown (wrong_state), and puts the cards in the tray all the same."""
 
     def _input(self, f, m, t):
         reply = super()._input(f, m, t)
-        if reply == ERROR.wrong_state and m.input == cat.ENUM_VALUES["showdown_input"]["timer"]:
-            self.model.set_state(cat.ENUM_VALUES["showdown_state"]["countdown"])
+        if reply == ERROR.wrong_state and m.input == cat.ENUM_VALUES["showdown_input"]["load_cards"]:
+            self.model.tray += m.value
+            self.model.emit(msg.SD_CARDS, cards=self.model.tray)
         return reply
 
 
@@ -623,9 +624,10 @@ MUTANTS = [
     Mutant(SeenBeforeAck, "commands.input_ack_first", "INPUT_SEEN came before the INPUT's ACK"),
     Mutant(OneInputTooMany, "commands.input_unknown", "expected NAK bad_value, got ACK"),
     Mutant(SeesUnknownInputs, "commands.input_unknown", "the unit sent INPUT_SEEN"),
-    # flash: the showdown's refusal comes in state 0 (empty), where a detail left 0 is right by chance
+    # refusals come in a state other than 0, where a detail left 0 would be right by chance
     Mutant(WrongStateWithoutState, "commands.input_refused", "NAK wrong_state detail 0, expected 1", kind="flash"),
-    Mutant(RefusedTimerCountsDown, "commands.input_refused", "the unit sent STATE"),
+    Mutant(WrongStateWithoutState, "commands.input_refused", "NAK wrong_state detail 0, expected 2"),
+    Mutant(RefusedLoadAddsCards, "commands.input_refused", "the unit sent SD_CARDS"),
     Mutant(EveryRefusalWrongState, "commands.input_refused_value", "expected NAK bad_value, got NAK wrong_state"),
     Mutant(InputHandlerLeftIn, "commands.unsupported", "expected NAK unsupported, got ACK",
            options={"without": "host_input"}),
