@@ -10,10 +10,11 @@ import enum
 import json
 import struct
 from collections import namedtuple
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib import resources
+from typing import Mapping
 
-from .rules import CrossRule
+from .rules import CrossRule, ParamBound
 from .schema import TYPES, CatalogueError, load_catalogue
 
 _TYPE_CODES = {t: code for t, (code, _lo, _hi) in TYPES.items()}
@@ -155,6 +156,8 @@ class UnitDef:
     situations: dict
     extra_enums: tuple[str, ...] = ()
     switches: tuple[str, ...] = ()      # inputs with a position that RESET new_game keeps (LA-7, FL-17)
+    # event -> the longest it can take to come after the host's last input, over the parameters
+    latest_after_input: dict[str, ParamBound] = field(default_factory=dict)
 
     @property
     def inputs(self) -> dict[str, int]:
@@ -176,6 +179,15 @@ class UnitDef:
     def enum_for(self, message: str, field: str) -> str | None:
         return self.field_enums.get((message, field))
 
+    def with_defaults(self, config: Mapping[str, int]) -> dict[str, int]:
+        """Every parameter of this kind: the value given, else the catalogue default."""
+        return {p.name: config.get(p.name, p.default) for p in self.params}
+
+    def latest_us(self, event: str, config: Mapping[str, int]) -> int:
+        """The longest event can take to come after the last input, on a unit configured so (config over
+        the defaults)."""
+        return self.latest_after_input[event].us(self.with_defaults(config))
+
 
 def _situation(value):
     # (input, action, value) triples are written as YAML lists: a list of scalars is one triple
@@ -195,6 +207,7 @@ def _unit(kind: str, raw: dict) -> UnitDef:
         capabilities=tuple(raw["capabilities"]), power_on_state=raw["power_on_state"], field_enums=field_enums,
         situations={k: _situation(v) for k, v in raw["situations"].items()}, extra_enums=tuple(raw["enums"]),
         switches=tuple(raw.get("switches", ())),
+        latest_after_input={event: ParamBound(str(text)) for event, text in raw["latest_after_input"].items()},
     )
 
 

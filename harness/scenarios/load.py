@@ -222,7 +222,7 @@ def _config(v: _Validator, node: yaml.Node, unit: UnitVocab | None) -> dict[str,
     if unit is not None:
         # SPEC 4.7's cross-parameter rules, over the values given and the defaults of the rest: a
         # unit refuses such a configuration, so it is the file's mistake, said before anything runs.
-        values = {p.name: out.get(p.name, p.default) for p in unit.params}
+        values = unit.with_defaults(out)
         for rule in unit.cross_rules:
             if not rule.holds(values):
                 given = [name for name in rule.params if name in out]

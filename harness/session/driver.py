@@ -588,9 +588,12 @@ class Driver:
             if self.events.resend is not None:
                 deadline = self.link.now_us() + self.command_timeout_us
                 continue
-            if not probed and self._probe_trailing_gap():
+            if not probed:
+                # Ask how far the device got: a lost event is recovered, and one held up on the link
+                # arrives ahead of the reply (a line does not reorder) and is looked at before giving up.
                 probed = True
-                deadline = self.link.now_us() + self.command_timeout_us
+                if self._probe_trailing_gap():
+                    deadline = self.link.now_us() + self.command_timeout_us
                 continue
             raise WaitTimeout(f"{self.url}: no {what} within {timeout_us} us")
 

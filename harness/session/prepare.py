@@ -23,8 +23,7 @@ def prepare(d: Driver, config: Mapping[str, int] | None = None, seed: int | None
         d.reboot()
     d.reset("new_game", retries=2)      # a second new game (the first ACK lost) is harmless here
     if config is not None and d.has_cap("config_set"):     # without it the unit keeps its defaults
-        d.apply_config({p.name: config.get(p.name, p.default) for p in cat.params_for(d.kind)
-                        if p.name != "rng_seed"})
+        d.apply_config({k: v for k, v in cat.UNITS[d.kind].with_defaults(config).items() if k != "rng_seed"})
     if seed is not None and d.has_cap("config_set"):
         d.config_set("rng_seed", seed & 0xFFFFFFFF)
     d.inbox.clear()
