@@ -155,7 +155,9 @@ class UnitDef:
     field_enums: dict[tuple[str, str], str]
     situations: dict
     extra_enums: tuple[str, ...] = ()
-    switches: tuple[str, ...] = ()      # inputs with a position that RESET new_game keeps (LA-7, FL-17)
+    # inputs with a position that RESET new_game keeps (LA-7, FL-17): position -> (action, value) that puts the
+    # switch there; the first position is the one at boot
+    switches: dict[str, dict[str, tuple[str, int]]] = field(default_factory=dict)
     # event -> the longest it can take to come after the host's last input, over the parameters
     latest_after_input: dict[str, ParamBound] = field(default_factory=dict)
 
@@ -178,6 +180,11 @@ class UnitDef:
 
     def enum_for(self, message: str, field: str) -> str | None:
         return self.field_enums.get((message, field))
+
+    @property
+    def boot_positions(self) -> dict[str, str]:
+        """Each switch's position at boot."""
+        return {name: next(iter(positions)) for name, positions in self.switches.items()}
 
     def with_defaults(self, config: Mapping[str, int]) -> dict[str, int]:
         """Every parameter of this kind: the value given, else the catalogue default."""
@@ -206,7 +213,8 @@ def _unit(kind: str, raw: dict) -> UnitDef:
         cross_rules=tuple(CrossRule.parse(r) for r in raw["cross_rules"]),
         capabilities=tuple(raw["capabilities"]), power_on_state=raw["power_on_state"], field_enums=field_enums,
         situations={k: _situation(v) for k, v in raw["situations"].items()}, extra_enums=tuple(raw["enums"]),
-        switches=tuple(raw.get("switches", ())),
+        switches={name: {pos: (a, v) for pos, (a, v) in positions.items()}
+                  for name, positions in raw.get("switches", {}).items()},
         latest_after_input={event: ParamBound(str(text)) for event, text in raw["latest_after_input"].items()},
     )
 

@@ -328,8 +328,7 @@ class _Reader:
                                          list(enums.get("capability", ())), "capability")
         out["enums"] = self.names(m["enums"][1], f"{where} enums", list(enums), "enum") if "enums" in m else []
         if "switches" in m:
-            out["switches"] = self.names(m["switches"][1], f"{where} switches", list(enums.get(f"{kind}_input", ())),
-                                         "input")
+            out["switches"] = self.switches(m["switches"][1], where, kind)
         out["anchors"] = {}
         for name, (k, v) in self.mapping(m["anchors"][1], f"{where} anchors").items():
             self.name(k, f"{where} anchors")
@@ -361,6 +360,26 @@ class _Reader:
                 out["field_enums"][message][field] = self.one_of(fv, f"{where} field_enums {message}.{field}",
                                                                  sorted(self.enum_names), "enum")
         out["situations"] = self.situations(m["situations"][1], where, kind, params)
+        return out
+
+    def switches(self, node, where: str, kind: str) -> dict:
+        """input -> {position: [action, value]}: the edge that puts the switch in each position."""
+        where = f"{where} switches"
+        out = {}
+        for name, (k, v) in self.mapping(node, where).items():
+            self.one_of(k, where, list(self.raw["enums"][f"{kind}_input"]), "input")
+            positions = {}
+            for pos, (pk, pv) in self.mapping(v, f"{where}.{name}").items():
+                self.name(pk, f"{where}.{name}")
+                items = self.seq(pv, f"{where}.{name}.{pos}")
+                if len(items) != 2:
+                    self.fail(pv, f"{where}.{name}.{pos}", f"must be [action, value], not {len(items)} item(s)")
+                action = self.one_of(items[0], f"{where}.{name}.{pos}", list(self.raw["enums"].get("action", ())),
+                                     "action")
+                positions[pos] = [action, self.integer(items[1], f"{where}.{name}.{pos}", 0, 0xFF)]
+            if len(positions) < 2:
+                self.fail(v, f"{where}.{name}", "a switch has two positions or more")
+            out[name] = positions
         return out
 
     def latest(self, node, where: str, unit: dict, events: list[str], params: list[str]) -> dict:

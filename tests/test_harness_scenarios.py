@@ -395,9 +395,9 @@ def test_the_scenarios_timeout_still_wins():
 REFUSED_PRESS = """
 name: a press with the door open has no verdict
 unit: launcher
+physical: {door: open}
 config: {motor_us: 100000, burst_max: 5, burst_mode: 3, card_interval_us: 20000}
 steps:
-  - door: open
   - press: button
     at: start + 1000
     expect: refused
@@ -433,34 +433,6 @@ def test_a_timer_event_a_few_microseconds_late_passes_within_the_margin(monkeypa
     monkeypatch.setattr(runner_module, "WAIT_MARGIN_US", 0)     # without the margin the same unit would fail
     res = run_one(GOOD)
     assert res.status == "fail" and "no SD_GREEN" in res.races[0].failures[0]
-
-
-LEAVES_DOOR_OPEN = """
-- name: leaves the door open
-  unit: launcher
-  steps:
-    - door: open
-      at: start + 1000
-  expect:
-    events: [{LA_DOOR: {open: 1}}]
-- name: a press on a unit with its door shut
-  unit: launcher
-  steps:
-    - press: button
-      at: start + 1000
-      expect: acted
-  expect:
-    count: {LA_RESULT: 1}
-"""
-
-
-def test_a_door_left_open_by_one_scenario_never_reaches_the_next():
-    first, second = loads(LEAVES_DOOR_OPEN, "door.yaml")
-    with Driver.open("emu://launcher") as d:
-        runner = Runner(d)
-        assert runner.run(first).status == "pass"
-        res = runner.run(second)
-    assert res.status == "pass", [r.failures or r.error for r in res.races]
 
 
 def test_host_timed_reactions_are_judged_within_the_measured_timing_error():

@@ -137,10 +137,19 @@ def test_a_wait_bound_is_an_expression():
     assert fails(text).startswith(f"messages.yaml:{at}: unit flash latest_after_input FL_SLEEP: ")
 
 
-def test_the_wait_bounds_as_the_harness_reads_them():
+def test_a_switch_position_is_an_edge():
+    text, at = broken("door: {closed: [release, 0], open: [press, 0]}", "door: {closed: [shut, 0], open: [press, 0]}",
+                      "shut")
+    assert fails(text).startswith(f"messages.yaml:{at}: unit launcher switches.door.closed: unknown action 'shut'")
+
+
+def test_the_wait_bounds_and_boot_positions_as_the_harness_reads_them():
     la = cat.UNITS["launcher"]
     assert la.latest_us("LA_RESULT", {}) == 150_000 + 11 * 40_000
     assert la.latest_us("LA_RESULT", {"burst_max": 2, "motor_us": 0}) == 40_000
     assert cat.UNITS["showdown"].latest_us("SD_VERDICT", {"flight_us": 2_000_000, "countdown_max_us": 500_000,
                                                           "countdown_min_us": 500_000, "go_timeout_us": 100_000}) \
         == 2_000_000
+    assert la.boot_positions == {"door": "closed", "power": "on"}
+    assert cat.UNITS["flash"].boot_positions == {"speed_switch": "unlimited", "power": "on"}
+    assert cat.UNITS["showdown"].switches == {}

@@ -149,7 +149,7 @@ class Runner:
         self._queue: list = []
         self._injected: list[int] = []      # heap: device times of this race's stimuli that may be pending
         self._race_ref = race
-        prepare(d, sc.config, None if sc.seed is None else sc.seed + env["race"])
+        prepare(d, sc.config, None if sc.seed is None else sc.seed + env["race"], sc.physical)
         start = self._start_time()
         race.start_dev_us = start
         self._frontier = start - 1      # the latest event time the steps so far had to wait for
@@ -173,11 +173,6 @@ class Runner:
                     scheduled.append((step, inp, edge, at))
                     last_t = max(last_t, at)
                 anchors["previous"] = tk
-        switches = {unit.inputs[name] for name in unit.switches}
-        if any(inp in switches for _step, inp, _edge, _at in scheduled):
-            # A switch moved in this race stays where it is over RESET new_game (LA-7, FL-17): the next
-            # race starts from a reboot, so no scenario inherits another's door, power or speed.
-            d.dirty = True
         n_verdicts = sc.verdict_count
         verdict_name = unit.verdict
         got = [f for f in events if f.msg.NAME == verdict_name]
