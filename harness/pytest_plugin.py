@@ -158,7 +158,7 @@ def _driver(request, kind: str):
 @pytest.fixture
 def device(request):
     """A connected driver for the test's unit kind (@pytest.mark.unit("flash"), else --device-kind),
-    reset to a new game."""
+    reset to a new game, its switches where a booted unit has them."""
     marker = request.node.get_closest_marker("unit")
     kind = marker.args[0] if marker else request.config.getoption("--device-kind")
     return _driver(request, kind)

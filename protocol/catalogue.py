@@ -10,10 +10,11 @@ import enum
 import json
 import struct
 from collections import namedtuple
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib import resources
+from typing import Mapping
 
-from .rules import CrossRule
+from .rules import CrossRule, ParamBound
 from .schema import TYPES, CatalogueError, load_catalogue
 
 _TYPE_CODES = {t: code for t, (code, _lo, _hi) in TYPES.items()}
@@ -155,7 +156,11 @@ class UnitDef:
     field_enums: dict[tuple[str, str], str]
     situations: dict
     extra_enums: tuple[str, ...] = ()
-    switches: tuple[str, ...] = ()      # inputs with a position that RESET new_game keeps (LA-7, FL-17)
+    # inputs with a position that RESET new_game keeps (LA-7, FL-17): position -> (action, value) that puts the
+    # switch there; the first position is the one at boot
+    switches: dict[str, dict[str, tuple[str, int]]] = field(default_factory=dict)
+    # event -> the longest it can take to come after the host's last input, over the parameters
+    latest_after_input: dict[str, ParamBound] = field(default_factory=dict)
     # capabilities whose absence makes another form of the unit with rules of its own (SD-11): a
     # scenario written for the other form does not apply, rather than going unchecked
     variants: tuple[str, ...] = ()
@@ -180,6 +185,20 @@ class UnitDef:
     def enum_for(self, message: str, field: str) -> str | None:
         return self.field_enums.get((message, field))
 
+    @property
+    def boot_positions(self) -> dict[str, str]:
+        """Each switch's position at boot."""
+        return {name: next(iter(positions)) for name, positions in self.switches.items()}
+
+    def with_defaults(self, config: Mapping[str, int]) -> dict[str, int]:
+        """Every parameter of this kind: the value given, else the catalogue default."""
+        return {p.name: config.get(p.name, p.default) for p in self.params}
+
+    def latest_us(self, event: str, config: Mapping[str, int]) -> int:
+        """The longest event can take to come after the last input, on a unit configured so (config over
+        the defaults)."""
+        return self.latest_after_input[event].us(self.with_defaults(config))
+
 
 def _situation(value):
     # (input, action, value) triples are written as YAML lists: a list of scalars is one triple
@@ -198,7 +217,10 @@ def _unit(kind: str, raw: dict) -> UnitDef:
         cross_rules=tuple(CrossRule.parse(r) for r in raw["cross_rules"]),
         capabilities=tuple(raw["capabilities"]), power_on_state=raw["power_on_state"], field_enums=field_enums,
         situations={k: _situation(v) for k, v in raw["situations"].items()}, extra_enums=tuple(raw["enums"]),
-        switches=tuple(raw.get("switches", ())), variants=tuple(raw.get("variants", ())),
+        switches={name: {pos: (a, v) for pos, (a, v) in positions.items()}
+                  for name, positions in raw.get("switches", {}).items()},
+        latest_after_input={event: ParamBound(str(text)) for event, text in raw["latest_after_input"].items()},
+        variants=tuple(raw.get("variants", ())),
     )
 
 

@@ -1,9 +1,13 @@
-"""Cross-parameter rules of SPEC 4.7: parameter names chained by < and <=, as Python chains them."""
+"""Rules over configuration parameters: SPEC 4.7's cross-parameter rules (names chained by < and <=,
+as Python chains them) and the durations the catalogue derives from the parameters."""
 from __future__ import annotations
 
 import operator
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import cached_property
+
+from . import expr
 
 _COMPARISONS = {"<": operator.lt, "<=": operator.le}
 
@@ -24,3 +28,21 @@ class CrossRule:
     def holds(self, values: Mapping[str, int]) -> bool:
         ops = self.text.split()[1::2]
         return all(_COMPARISONS[op](values[a], values[b]) for op, a, b in zip(ops, self.params, self.params[1:]))
+
+
+@dataclass(frozen=True)
+class ParamBound:
+    """A duration the catalogue writes as an expression over parameter names (protocol/expr.py), e.g.
+    'motor_us + (burst_max - 1) * card_interval_us': its value for a unit configured so."""
+    text: str                    # as written in the catalogue
+
+    @cached_property
+    def _tree(self):
+        return expr.parse(self.text)
+
+    @property
+    def params(self) -> frozenset[str]:
+        return frozenset(expr.names(self._tree))
+
+    def us(self, values: Mapping[str, int]) -> int:
+        return int(expr.evaluate(self._tree, values))

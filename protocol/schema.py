@@ -11,6 +11,7 @@ from typing import NoReturn
 
 import yaml
 
+from . import expr
 from .rules import CrossRule
 
 #: field type -> (struct code, min, max)
@@ -35,7 +36,8 @@ _MESSAGE = {"name": True, "id": True, "class": True, "reply": False, "capability
 _FIELD = {"name": True, "type": True, "count": False, "enum": False, "doc": False}
 _UNIT = {"title": True, "section": True, "verdict": True, "outcome_field": True, "power_on_state": True,
          "capabilities": True, "enums": False, "anchors": True, "time_fields": True, "cross_rules": False,
-         "field_enums": True, "situations": True, "switches": False, "variants": False}
+         "field_enums": True, "situations": True, "switches": False, "latest_after_input": True,
+         "variants": False}
 
 _CONSTRUCT = yaml.constructor.SafeConstructor()
 _SCALARS = {
@@ -331,12 +333,12 @@ class _Reader:
                                          "capability of this unit")
         out["enums"] = self.names(m["enums"][1], f"{where} enums", list(enums), "enum") if "enums" in m else []
         if "switches" in m:
-            out["switches"] = self.names(m["switches"][1], f"{where} switches", list(enums.get(f"{kind}_input", ())),
-                                         "input")
+            out["switches"] = self.switches(m["switches"][1], where, kind)
         out["anchors"] = {}
         for name, (k, v) in self.mapping(m["anchors"][1], f"{where} anchors").items():
             self.name(k, f"{where} anchors")
             out["anchors"][name] = self.one_of(v, f"{where} anchor {name}", list(events), "event")
+        out["latest_after_input"] = self.latest(m["latest_after_input"][1], where, out, list(events), params)
         times = sorted({f["name"] for e in events.values() for f in e["fields"] if f["type"] == "u32"})
         out["time_fields"] = self.names(m["time_fields"][1], f"{where} time_fields", times, "u32 event field")
         out["cross_rules"] = []
@@ -363,6 +365,52 @@ class _Reader:
                 out["field_enums"][message][field] = self.one_of(fv, f"{where} field_enums {message}.{field}",
                                                                  sorted(self.enum_names), "enum")
         out["situations"] = self.situations(m["situations"][1], where, kind, params)
+        return out
+
+    def switches(self, node, where: str, kind: str) -> dict:
+        """input -> {position: [action, value]}: the edge that puts the switch in each position."""
+        where = f"{where} switches"
+        out = {}
+        for name, (k, v) in self.mapping(node, where).items():
+            self.one_of(k, where, list(self.raw["enums"][f"{kind}_input"]), "input")
+            positions = {}
+            for pos, (pk, pv) in self.mapping(v, f"{where}.{name}").items():
+                self.name(pk, f"{where}.{name}")
+                items = self.seq(pv, f"{where}.{name}.{pos}")
+                if len(items) != 2:
+                    self.fail(pv, f"{where}.{name}.{pos}", f"must be [action, value], not {len(items)} item(s)")
+                action = self.one_of(items[0], f"{where}.{name}.{pos}", list(self.raw["enums"].get("action", ())),
+                                     "action")
+                positions[pos] = [action, self.integer(items[1], f"{where}.{name}.{pos}", 0, 0xFF)]
+            if len(positions) < 2:
+                self.fail(v, f"{where}.{name}", "a switch has two positions or more")
+            out[name] = positions
+        return out
+
+    def latest(self, node, where: str, unit: dict, events: list[str], params: list[str]) -> dict:
+        """event -> an expression over the unit's parameters: the longest the event can take after the last input."""
+        where = f"{where} latest_after_input"
+        defaults = {p["name"]: p["default"] for p in self.raw["params"]}
+        out = {}
+        for name, (k, v) in self.mapping(node, where).items():
+            self.one_of(k, where, events, "event")
+            raw = self.value(v, f"{where} {name}", (int, str), "an expression over parameters")
+            text = str(raw)
+            try:
+                tree = expr.parse(text)
+            except expr.ExprError as exc:
+                self.fail(v, f"{where} {name}", str(exc))
+            for p in sorted(expr.names(tree)):
+                if p not in params:
+                    self.fail(v, f"{where} {name}", f"unknown parameter {p!r}", params)
+            if expr.evaluate(tree, defaults) < 0:
+                self.fail(v, f"{where} {name}", "is negative at the parameters' defaults")
+            out[name] = raw
+        needed = [unit["verdict"]] + [e for e in unit["anchors"].values() if e != unit["verdict"]]
+        missing = [e for e in dict.fromkeys(needed) if e not in out]
+        if missing:
+            self.fail(node, where, f"has no bound for {', '.join(missing)} (every anchor's event and the verdict "
+                                   f"need one: a host waits for them)")
         return out
 
     def situations(self, node, where: str, kind: str, params: list[str]) -> dict:

@@ -8,10 +8,12 @@ from xml.etree import ElementTree as ET
 
 import pytest
 
+from emulator import showdown as showdown_model
 from emulator.device import GENERATORS
 from harness import Driver
 from harness.cli import main
-from harness.run.runner import Runner
+from harness.run import runner as runner_module
+from harness.run.runner import WAIT_MARGIN_US, Runner
 from harness.scenarios.load import ScenarioError, load_paths, loads
 from protocol import StreamDecoder
 from protocol.algorithms import Pcg32
@@ -406,41 +408,79 @@ def test_a_missed_timing_budget_is_reported_apart_and_never_fails_the_verdict(tm
     assert run_one(wrong).status == "fail"          # the functional verdict is still judged
 
 
-def test_an_anchor_that_never_comes_fails_the_race_naming_the_step_and_the_units_state():
-    """No 'press: timer': there is no green. The unit answers, so it is a fail, not a link error."""
-    text = GOOD.replace("  - press: timer\n    at: start + 1000\n", "")
-    res = run_one(text)
+# ---- how long the runner waits: the unit's own bound after the latest step, plus WAIT_MARGIN_US ----
+
+NO_TIMER = GOOD.replace("  - press: timer\n    at: start + 1000\n", "").replace("  - load: 2\n",
+                                                                                  "  - load: 2\n    at: start + 1000\n")
+
+
+def run_timed(text: str, url: str = "emu://showdown?clock=virtual"):
+    """The result, and the device time from the race's start to the end of the run (exact: virtual clock)."""
+    (sc,) = loads(text, "t.yaml")
+    with Driver.open(url) as d:
+        res = Runner(d).run(sc)
+        return res, d.device_now() - res.races[0].start_dev_us
+
+
+def test_an_anchor_that_never_comes_fails_at_the_units_bound_naming_the_step_and_the_units_state():
+    """No 'press: timer': there is no green. The unit answers, so it is a fail, not a link error, and
+    it comes the longest countdown (plus the margin) after the step before, to the microsecond."""
+    res, elapsed = run_timed(NO_TIMER.replace("countdown_max_us: 2000000", "countdown_max_us: 3000000"))
     assert res.status == "fail"
     (failure,) = res.races[0].failures
-    assert "no SD_GREEN (anchor of step at line" in failure and "the unit is in state loaded" in failure
+    assert failure.startswith("no SD_GREEN (anchor of step at line 9 in 'clean win') by "
+                              f"{1000 + 3_000_000 + WAIT_MARGIN_US} us: 3000000 us (countdown_max_us")
+    assert "after the step time 1000 us" in failure and "the unit is in state loaded" in failure
+    assert elapsed == 1000 + 3_000_000 + WAIT_MARGIN_US
 
 
-LEAVES_DOOR_OPEN = """
-- name: leaves the door open
-  unit: launcher
-  steps:
-    - door: open
-      at: start + 1000
-  expect:
-    events: [{LA_DOOR: {open: 1}}]
-- name: a press on a unit with its door shut
-  unit: launcher
-  steps:
-    - press: button
-      at: start + 1000
-      expect: acted
-  expect:
-    count: {LA_RESULT: 1}
+def test_the_scenarios_timeout_still_wins():
+    res, elapsed = run_timed(NO_TIMER.replace("steps:", "timeout_us: 500000\nsteps:"))
+    assert res.status == "fail" and "within 500000 us (the scenario's timeout_us)" in res.races[0].failures[0]
+    assert elapsed < 1000 + 500_000 + 10_000
+
+
+REFUSED_PRESS = """
+name: a press with the door open has no verdict
+unit: launcher
+physical: {door: open}
+config: {motor_us: 100000, burst_max: 5, burst_mode: 3, card_interval_us: 20000}
+steps:
+  - press: button
+    at: start + 1000
+    expect: refused
+expect:
+  verdict: {fired: 0}
 """
 
 
-def test_a_door_left_open_by_one_scenario_never_reaches_the_next():
-    first, second = loads(LEAVES_DOOR_OPEN, "door.yaml")
-    with Driver.open("emu://launcher") as d:
-        runner = Runner(d)
-        assert runner.run(first).status == "pass"
-        res = runner.run(second)
-    assert res.status == "pass", [r.failures or r.error for r in res.races]
+def test_a_launcher_verdict_is_waited_for_as_long_as_the_longest_burst():
+    res, elapsed = run_timed(REFUSED_PRESS, "emu://launcher?clock=virtual")
+    assert res.status == "fail"
+    (failure,) = res.races[0].failures
+    bound = 100_000 + 4 * 20_000
+    assert failure.startswith(f"no LA_RESULT (1 of 1 LA_RESULT event(s) of scenario "
+                              f"'a press with the door open has no verdict') by {1000 + bound + WAIT_MARGIN_US} us: "
+                              f"{bound} us (motor_us + (burst_max - 1) * card_interval_us")
+    assert "the unit is in state door_open" in failure
+    assert elapsed == 1000 + bound + WAIT_MARGIN_US
+
+
+class LateGreen(showdown_model.Showdown):
+    """A right unit whose green timer runs 5 us after its due time (a firmware's tick)."""
+
+    def _countdown(self, t):
+        super()._countdown(t)
+        self.green_t += 5
+
+
+def test_a_timer_event_a_few_microseconds_late_passes_within_the_margin(monkeypatch):
+    """GOOD's countdown is exactly countdown_max_us: its green, 5 us late, is past the bound itself."""
+    monkeypatch.setattr(showdown_model, "MODEL", LateGreen)
+    assert run_one(GOOD).status == "pass"
+    monkeypatch.setattr(runner_module, "WAIT_MARGIN_US", 0)     # without the margin the same unit would fail
+    res = run_one(GOOD)
+    assert res.status == "fail" and "no SD_GREEN" in res.races[0].failures[0]
 
 
 def test_host_timed_reactions_are_judged_within_the_measured_timing_error():

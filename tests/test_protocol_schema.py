@@ -117,3 +117,39 @@ def test_missing_unit_and_missing_key():
 def test_malformed_yaml_has_a_position_too():
     text, at = broken("  - name: HELLO\n", "  - name: [HELLO\n", "[")
     assert re.match(r"messages\.yaml:\d+:\d+: malformed YAML: ", fails(text))
+
+
+def test_a_wait_bound_naming_an_unknown_param():
+    text, at = broken("      SD_GREEN: countdown_max_us\n", "      SD_GREEN: countdown_maks_us\n", "countdown_maks_us")
+    message = fails(text)
+    assert message.startswith(f"messages.yaml:{at}: unit showdown latest_after_input SD_GREEN: unknown parameter "
+                              f"'countdown_maks_us' (allowed: ")
+    assert "countdown_max_us" in message
+
+
+def test_every_anchor_event_and_the_verdict_need_a_wait_bound():
+    text, _ = broken("      LA_RESULT: motor_us + (burst_max - 1) * card_interval_us\n", "", "")
+    assert "unit launcher latest_after_input: has no bound for LA_RESULT" in fails(text)
+
+
+def test_a_wait_bound_is_an_expression():
+    text, at = broken("      FL_SLEEP: sleep_after_us\n", "      FL_SLEEP: sleep_after_us.real\n", "sleep_after_us.real")
+    assert fails(text).startswith(f"messages.yaml:{at}: unit flash latest_after_input FL_SLEEP: ")
+
+
+def test_a_switch_position_is_an_edge():
+    text, at = broken("door: {closed: [release, 0], open: [press, 0]}", "door: {closed: [shut, 0], open: [press, 0]}",
+                      "shut")
+    assert fails(text).startswith(f"messages.yaml:{at}: unit launcher switches.door.closed: unknown action 'shut'")
+
+
+def test_the_wait_bounds_and_boot_positions_as_the_harness_reads_them():
+    la = cat.UNITS["launcher"]
+    assert la.latest_us("LA_RESULT", {}) == 150_000 + 11 * 40_000
+    assert la.latest_us("LA_RESULT", {"burst_max": 2, "motor_us": 0}) == 40_000
+    assert cat.UNITS["showdown"].latest_us("SD_VERDICT", {"flight_us": 2_000_000, "countdown_max_us": 500_000,
+                                                          "countdown_min_us": 500_000, "go_timeout_us": 100_000}) \
+        == 2_000_000
+    assert la.boot_positions == {"door": "closed", "power": "on"}
+    assert cat.UNITS["flash"].boot_positions == {"speed_switch": "unlimited", "power": "on"}
+    assert cat.UNITS["showdown"].switches == {}

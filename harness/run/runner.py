@@ -29,7 +29,14 @@ from harness.session.prepare import prepare
 
 VIRTUAL_LEAD_US = 1000
 REAL_LEAD_US = 30_000
-DEFAULT_WAIT_US = 30_000_000
+# Beyond the unit's own bound for an event (the catalogue's latest_after_input over the scenario's
+# configuration), a wait allows this much more, for what the bound does not count: the unit's
+# processing (a timer's event a few ms late is still a right unit: processing is a budget, not a
+# verdict), the link (a burst of events ahead of the awaited one: 30 ms at 115200 baud), the clock
+# mapping's error over a long wait (100 ppm of a 5 min sleep: 30 ms) and, on a real clock, a loaded
+# host's scheduling (tens of ms). 200 ms covers their sum with room, and costs a scenario mistake
+# only that much beyond the bound.
+WAIT_MARGIN_US = 200_000
 
 
 class _Missing(Exception):
@@ -142,11 +149,10 @@ class Runner:
     def _race(self, sc: Scenario, env: dict, race: RaceResult) -> None:
         d = self.d
         d.inbox.clear()
-        self._timeout_us = sc.timeout_us or DEFAULT_WAIT_US
         self._queue: list = []
         self._injected: list[int] = []      # heap: device times of this race's stimuli that may be pending
         self._race_ref = race
-        prepare(d, sc.config, None if sc.seed is None else sc.seed + env["race"])
+        prepare(d, sc.config, None if sc.seed is None else sc.seed + env["race"], sc.physical)
         start = self._start_time()
         race.start_dev_us = start
         self._frontier = start - 1      # the latest event time the steps so far had to wait for
@@ -159,7 +165,7 @@ class Runner:
         for step in sc.steps:
             if step.at.anchor in unit.anchors:
                 anchors[step.at.anchor] = self._anchor(unit.anchors[step.at.anchor], step.at, anchors["previous"],
-                                                       events, sc, step)
+                                                       max(last_t, anchors["previous"]), events, sc, step)
                 self._frontier = max(self._frontier, anchors[step.at.anchor])
             t = step.at.resolve(anchors, env)
             every = expr.evaluate(step.every, env) if step.every is not None else 0
@@ -170,26 +176,24 @@ class Runner:
                     scheduled.append((step, inp, edge, at))
                     last_t = max(last_t, at)
                 anchors["previous"] = tk
-        switches = {unit.inputs[name] for name in unit.switches}
-        if any(inp in switches for _step, inp, _edge, _at in scheduled):
-            # A switch moved in this race stays where it is over RESET new_game (LA-7, FL-17): the next
-            # race starts from a reboot, so no scenario inherits another's door, power or speed.
-            d.dirty = True
         n_verdicts = sc.verdict_count
         verdict_name = unit.verdict
         got = [f for f in events if f.msg.NAME == verdict_name]
         deadline_note = f"{n_verdicts} {verdict_name} event(s) of scenario {sc.name!r}"
-        while len(got) < n_verdicts:
-            f = self._wait_event(lambda f: f.msg.NAME == verdict_name, self._timeout_us,
-                                 f"{verdict_name} ({len(got) + 1} of {deadline_note})", events)
-            got.append(f)
+        if len(got) < n_verdicts:
+            # every verdict is of an input scheduled by now, so one bound after the last covers them all
+            until = self._until(sc, verdict_name, max(last_t, anchors["previous"]))
+            while len(got) < n_verdicts:
+                f = self._wait_event(lambda f: f.msg.NAME == verdict_name, until,
+                                     f"{verdict_name} ({len(got) + 1} of {deadline_note})", events)
+                got.append(f)
         end = last_t
         if got:
             end = max(end, got[-1].dev_us)
         if sc.end is not None:
             if sc.end.anchor in unit.anchors:
                 anchors[sc.end.anchor] = self._anchor(unit.anchors[sc.end.anchor], sc.end, anchors["previous"],
-                                                      events, sc, None)
+                                                      max(last_t, anchors["previous"]), events, sc, None)
             end = max(end, sc.end.resolve(anchors, env))
         elif not n_verdicts:
             end = max(end, anchors["previous"] + 1_000_000)
@@ -201,12 +205,14 @@ class Runner:
         events = [f for f in events if f.dev_us >= start - 1]
         judge(sc, env, race, events, scheduled, host_timed=self.host_timed, clock=d.clock.estimate)
 
-    def _anchor(self, name: str, spec, previous: int, events: list[Frame], sc: Scenario, step: Step | None) -> int:
+    def _anchor(self, name: str, spec, previous: int, since: int, events: list[Frame], sc: Scenario,
+                step: Step | None) -> int:
         """Device time of an event anchor.
 
         "green": the latest green received so far at or before the previous step's time,
         or, if there is none yet, the first one to come. "next green": the first green at
-        or after the previous step's time (for events that happen again).
+        or after the previous step's time (for events that happen again). An event still to
+        come is waited for until the unit's bound for it after since, the latest step time so far.
         """
         where = "the end" if step is None else f"step at line {step.line}"
         what = f"{name} (anchor of {where} in {sc.name!r})"
@@ -214,8 +220,8 @@ class Runner:
             for f in events:
                 if f.msg.NAME == name and f.dev_us >= previous:
                     return f.dev_us
-            f = self._wait_event(lambda f: f.msg.NAME == name and f.dev_us >= previous, self._timeout_us, what,
-                                 events)
+            f = self._wait_event(lambda f: f.msg.NAME == name and f.dev_us >= previous, self._until(sc, name, since),
+                                 what, events)
             return f.dev_us
         best = None
         for f in events:
@@ -226,8 +232,25 @@ class Runner:
         for f in events:
             if f.msg.NAME == name:
                 return f.dev_us
-        f = self._wait_event(lambda f: f.msg.NAME == name, self._timeout_us, what, events)
+        f = self._wait_event(lambda f: f.msg.NAME == name, self._until(sc, name, since), what, events)
         return f.dev_us
+
+    def _until(self, sc: Scenario, event: str, since: int) -> tuple[int, str]:
+        """Until when (host time) to wait for event, and how that was decided, to say if it never comes.
+
+        The unit's own bound for it after the latest step time (the catalogue's latest_after_input over
+        the scenario's configuration) plus WAIT_MARGIN_US; a scenario's timeout_us, from now, instead."""
+        d = self.d
+        if sc.timeout_us is not None:
+            return d.now_us() + sc.timeout_us, f"within {sc.timeout_us} us (the scenario's timeout_us)"
+        unit = UNITS[sc.unit]
+        bound = unit.latest_us(event, sc.config)
+        deadline = since + bound + WAIT_MARGIN_US
+        est = d.clock.estimate or d.sync_clock()
+        start = self._race_ref.start_dev_us
+        return int(est.to_host(deadline)), (
+            f"by {deadline - start} us: {bound} us ({unit.latest_after_input[event].text}, the most it takes the "
+            f"unit) after the step time {since - start} us, plus a margin of {WAIT_MARGIN_US} us")
 
     def _stimuli(self, step: Step, t: int, env: dict):
         if step.action == "wait":
@@ -298,9 +321,9 @@ class Runner:
             self._press_due(t, events)
         self.d.wait_until(t, collect=events)
 
-    def _wait_event(self, pred, timeout_us: int, what: str, events: list[Frame]) -> Frame:
+    def _wait_event(self, pred, until: tuple[int, str], what: str, events: list[Frame]) -> Frame:
         d = self.d
-        deadline = d.now_us() + timeout_us
+        deadline, how = until
         while self._queue:
             est = d.clock.estimate or d.sync_clock()
             next_at = self._queue[0][0]
@@ -319,17 +342,19 @@ class Runner:
                 break
         try:
             return d.wait_for(pred, max(0, deadline - d.now_us()), what, collect=events)
-        except WaitTimeout as exc:
-            self._missing(what, timeout_us, exc)
+        except WaitTimeout:
+            self._missing(what, how)
 
-    def _missing(self, what: str, waited_us: int, timeout: WaitTimeout):
+    def _missing(self, what: str, how: str):
         """The event never came. If the unit still answers, that is the race's failure (the unit's,
         or the scenario's), said with the unit's state; if it does not, the link's."""
         d = self.d
         try:
             st = d.status()
         except LinkError:
-            raise timeout from None     # the unit does not answer either: the link's, not the race's
+            raise WaitTimeout(f"{d.url}: no {what} {how}, and the unit does not answer") from None   # the link's
+        if d.reset_detected is not None:
+            raise d.reset_detected      # the unit rebooted (its BOOT lost): the race was cut, not failed
         state = cat.enum_name(f"{d.kind}_state", st.state)
-        raise _Missing(f"no {what} within {waited_us} us; the unit is in state {state} (STATUS: "
+        raise _Missing(f"no {what} {how}; the unit is in state {state} (STATUS: "
                        f"{st.pending_injects} stimuli pending, {st.cards} cards)")

@@ -24,7 +24,7 @@ BUILTIN_ANCHORS = ("start", "previous")
 
 LATENCY_METRICS = ("device_us", "inherent_us", "processing_us", "host_us", "host_processing_us")
 TOP_KEYS = {"name", "unit", "description", "tags", "seed", "config", "repeat", "sweep", "steps", "expect",
-            "end", "timeout_us", "timing", "needs"}
+            "end", "timeout_us", "timing", "needs", "physical"}
 STEP_COMMON = {"at", "times", "every", "expect", "error", "value", "for"}
 EXPECT_KEYS = {"verdict", "verdicts", "events", "absent", "count", "latency", "reaction", "cases"}
 CASE_KEYS = EXPECT_KEYS - {"cases"} | {"when"}
@@ -171,6 +171,7 @@ def _scenario(v: _Validator, node: yaml.Node) -> Scenario | None:
     seed = v.integer(top["seed"][1], "seed", 0, 0xFFFFFFFF) if "seed" in top else None
     timeout_us = v.integer(top["timeout_us"][1], "timeout_us", 1, 3_600_000_000) if "timeout_us" in top else None
     config = _config(v, top["config"][1], unit) if "config" in top else {}
+    physical = _physical(v, top["physical"][1] if "physical" in top else None, unit)
     needs: list[str] = []
     if "needs" in top and unit is not None:
         for n in v.seq(top["needs"][1], "needs"):
@@ -202,7 +203,7 @@ def _scenario(v: _Validator, node: yaml.Node) -> Scenario | None:
     return Scenario(name=name, file=v.file, line=node.start_mark.line + 1, unit=unit.kind, tags=tuple(tags),
                     seed=seed, config=config, races=races, steps=steps, expectations=expectations, end=end,
                     timeout_us=timeout_us, description=description or "",
-                    timing=timing or "any", needs=tuple(needs))
+                    timing=timing or "any", needs=tuple(needs), physical=physical)
 
 
 def _config(v: _Validator, node: yaml.Node, unit: UnitVocab | None) -> dict[str, int]:
@@ -222,7 +223,7 @@ def _config(v: _Validator, node: yaml.Node, unit: UnitVocab | None) -> dict[str,
     if unit is not None:
         # SPEC 4.7's cross-parameter rules, over the values given and the defaults of the rest: a
         # unit refuses such a configuration, so it is the file's mistake, said before anything runs.
-        values = {p.name: out.get(p.name, p.default) for p in unit.params}
+        values = unit.with_defaults(out)
         for rule in unit.cross_rules:
             if not rule.holds(values):
                 given = [name for name in rule.params if name in out]
@@ -231,6 +232,31 @@ def _config(v: _Validator, node: yaml.Node, unit: UnitVocab | None) -> dict[str,
                                 for name in rule.params)
                 v.err(where, f"config.{given[0]}" if given else "config",
                       f"breaks the rule {rule.text} ({now}); the unit would refuse it")
+    return out
+
+
+def _physical(v: _Validator, node: yaml.Node | None, unit: UnitVocab | None) -> dict[str, str]:
+    """The position of every switch of the unit at the start of each race: the ones given, the rest
+    where a booted unit has them (the catalogue's first position)."""
+    if unit is None:
+        return {}
+    out = unit.boot_positions
+    if node is None:
+        return out
+    for name, (kn, vn) in v.mapping(node, "physical").items():
+        key = f"physical.{name}"
+        if name not in unit.switches:
+            v.err(kn, key, f"the {unit.kind} unit has no switch {name!r}; "
+                           + (f"it has: {', '.join(unit.switches)}" if unit.switches else "it has none"))
+            continue
+        raw = _CONSTRUCTOR.construct_object(vn) if isinstance(vn, yaml.ScalarNode) else None
+        # YAML 1.1 reads a bare on/off as a boolean; here it is the position's name
+        word = {True: "on", False: "off"}.get(raw, raw) if isinstance(raw, bool) else raw
+        if word not in unit.switches[name]:
+            v.err(vn, key, f"{_what(vn)} is not a position of the {name}; expected one of: "
+                           f"{', '.join(unit.switches[name])}")
+            continue
+        out[name] = word
     return out
 
 

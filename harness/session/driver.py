@@ -38,6 +38,7 @@ def input_id(kind: str, name: str | int) -> int:
 
 
 _INPUTS = {name[:-len("_input")]: table for name, table in cat.ENUM_VALUES.items() if name.endswith("_input")}
+_SWITCHES = {kind: frozenset(_INPUTS[kind][s] for s in u.switches) for kind, u in cat.UNITS.items()}
 
 
 class _Pending:
@@ -82,7 +83,10 @@ class Driver:
         self.last_reply_dev_us = 0
         self.config_cache: dict[str, int] = {}     # what this session last set; cleared by HELLO
         self._injected: list[int] = []             # times of accepted stimuli not known to have run
-        self.dirty = False      # a race was cut short: the unit may hold its stimuli and switch positions
+        self.dirty = False      # a race was cut short: the unit may hold its stimuli (and held buttons)
+        # Where the unit's switches are (switch -> position), as the host last put them; None: not known
+        # (a new session, or a switch input sent since). RESET new_game keeps them (LA-7, FL-17).
+        self.switch_positions: dict[str, str] | None = None
 
     # ---- opening ----
 
@@ -363,6 +367,7 @@ class Driver:
         self.identity = ident
         self.kind = kind
         self.config_cache.clear()
+        self.switch_positions = None
         self.caps = ident.caps
         self._reset = None
         self.clock.reset()
@@ -446,7 +451,15 @@ class Driver:
 
     def input(self, name: str | int, action: str = "press", value: int = 0) -> Frame:
         """Apply an input now (host-timed). Returns the ACK frame; its host_us is when it was confirmed."""
-        return self.command(M.INPUT(input=input_id(self.kind, name), action=ACTION[action], value=value))
+        inp = self._input(name)
+        return self.command(M.INPUT(input=inp, action=ACTION[action], value=value))
+
+    def _input(self, name: str | int) -> int:
+        """The input's number; sending a switch's input makes its position unknown (it may be refused)."""
+        inp = input_id(self.kind, name)
+        if self.switch_positions is not None and inp in _SWITCHES.get(self.kind, ()):
+            self.switch_positions = None
+        return inp
 
     def inject(self, at_dev_us: int, name: str | int, action: str = "press", value: int = 0) -> int:
         """Schedule an input at an exact device time (test mode). Returns the stimulus id (0 if the
@@ -454,8 +467,7 @@ class Driver:
 
         INJECT must not be resent blindly (SPEC 4.3): when no reply comes, STATUS and the event
         stream tell whether the device took it, and it is resent only if it did not."""
-        m = M.INJECT(at_us=devtime.wrap(at_dev_us), input=input_id(self.kind, name), action=ACTION[action],
-                     value=value)
+        m = M.INJECT(at_us=devtime.wrap(at_dev_us), input=self._input(name), action=ACTION[action], value=value)
         for attempt in range(3):
             try:
                 sid = self.command(m).msg.value
@@ -599,9 +611,12 @@ class Driver:
             if self.events.resend is not None:
                 deadline = self.link.now_us() + self.command_timeout_us
                 continue
-            if not probed and self._probe_trailing_gap():
+            if not probed:
+                # Ask how far the device got: a lost event is recovered, and one held up on the link
+                # arrives ahead of the reply (a line does not reorder) and is looked at before giving up.
                 probed = True
-                deadline = self.link.now_us() + self.command_timeout_us
+                if self._probe_trailing_gap():
+                    deadline = self.link.now_us() + self.command_timeout_us
                 continue
             raise WaitTimeout(f"{self.url}: no {what} within {timeout_us} us")
 

@@ -6,16 +6,22 @@ from typing import Mapping
 
 from protocol import catalogue as cat
 
+from harness.errors import Nak
 from harness.session.driver import Driver
 
+#: How far ahead a switch edge is injected on a unit without host_input: past any link's round trip.
+SWITCH_LEAD_US = 30_000
 
-def prepare(d: Driver, config: Mapping[str, int] | None = None, seed: int | None = None) -> None:
+
+def prepare(d: Driver, config: Mapping[str, int] | None = None, seed: int | None = None,
+            physical: Mapping[str, str] | None = None) -> None:
     """A new game on a unit that is as the session believes it to be.
 
     After a reboot the session is said again; after a race cut short the unit is rebooted,
-    because it may hold that race's stimuli and switch positions, which RESET new_game keeps
-    (SPEC 4.9, LA-7, FL-17). With config, every parameter of the unit's kind is brought to
-    the value given or its default; with seed, rng_seed is set last.
+    because it may hold that race's stimuli, which RESET new_game keeps (SPEC 4.9). With
+    config, every parameter of the unit's kind is brought to the value given or its default;
+    with seed, rng_seed is set last. Every switch (door, power, speed) is put where physical
+    says, else where a booted unit has it: RESET new_game does not move them (LA-7, FL-17).
     """
     if d.reset_detected is not None:
         d.reconnect()
@@ -23,8 +29,42 @@ def prepare(d: Driver, config: Mapping[str, int] | None = None, seed: int | None
         d.reboot()
     d.reset("new_game", retries=2)      # a second new game (the first ACK lost) is harmless here
     if config is not None and d.has_cap("config_set"):     # without it the unit keeps its defaults
-        d.apply_config({p.name: config.get(p.name, p.default) for p in cat.params_for(d.kind)
-                        if p.name != "rng_seed"})
+        d.apply_config({k: v for k, v in cat.UNITS[d.kind].with_defaults(config).items() if k != "rng_seed"})
     if seed is not None and d.has_cap("config_set"):
         d.config_set("rng_seed", seed & 0xFFFFFFFF)
+    set_switches(d, physical or {})
     d.inbox.clear()
+
+
+def set_switches(d: Driver, physical: Mapping[str, str]) -> None:
+    """Put the unit's switches where physical says (the others where a booted unit has them).
+
+    Only the switches not known to be there already are moved, each by the edge that puts it in its
+    position whatever it was (a redundant edge is reported, LA-7, FL-17): the cheapest way there. If
+    the unit refuses one, it is rebooted and the edges sent again.
+    """
+    unit = cat.UNITS[d.kind]
+    wanted = {**unit.boot_positions, **physical}
+    for attempt in (0, 1):
+        known = d.switch_positions or {}
+        try:
+            for name, position in wanted.items():
+                if known.get(name) != position:
+                    _edge(d, name, *unit.switches[name][position])
+        except Nak:
+            if attempt:
+                raise
+            d.reboot()
+            continue
+        d.switch_positions = wanted
+        return
+
+
+def _edge(d: Driver, name: str, action: str, value: int) -> None:
+    if d.has_cap("host_input"):
+        d.input(name, action, value)
+        return
+    at = d.device_now() + SWITCH_LEAD_US
+    d.inject(at, name, action, value)
+    d.wait_until(at)
+    d.status()          # a reply after the edge: the race's start is counted from the latest one
