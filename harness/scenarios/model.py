@@ -99,6 +99,7 @@ class Scenario:
     timing: str = "any"            # "exact": needs test mode (stimuli at exact device times)
     min_verdicts: int = 0          # wait for at least this many verdicts even with no verdict expectation
     needs: tuple[str, ...] = ()    # capabilities without which the scenario is skipped, saying so
+    covers: tuple[str, ...] = ()   # the SPEC decision ids (SD-n, FL-n, LA-n) it exercises
 
     def with_races(self, races: list[dict[str, int]]) -> "Scenario":
         return replace(self, races=races)
