@@ -34,8 +34,8 @@ def add_parser(sub) -> None:
     p.add_argument("-k", metavar="EXPR", help="only scenarios whose name/file/tags match")
     p.add_argument("--no-scenarios", action="store_true", help="protocol checks only")
     p.add_argument("--quick", action="store_true",
-                   help="the protocol checks and the shortest scenario for each SPEC decision (a minute on a real "
-                        "clock); never CONFORMS: the scenarios left out are reported as not run")
+                   help="the protocol checks and the shortest scenario for each SPEC decision (under a minute on "
+                        "a real-clock emulator); never CONFORMS: the scenarios left out are reported as not run")
     p.add_argument("-q", "--quiet", action="store_true", help="no per-check lines")
     p.set_defaults(func=main)
 
@@ -79,10 +79,11 @@ def main(args) -> int:
         console.print(f"[red]{str(c.status).upper()}[/] {c.title}: {c.name}\n    "
                       + c.detail.replace("\n", "\n    "), soft_wrap=True)
     if report.passed and (report.unchecked or report.gaps):
-        console.print(f"[yellow]not checked[/] ({len(report.unchecked)}):")
+        gaps = report.gaps
+        console.print(f"[yellow]not checked[/] ({len(report.unchecked)} items, {len(gaps)} sections or decisions):")
         for c in report.unchecked:
             console.print(f"  {c.title}: {c.name}: {c.detail}", soft_wrap=True)
-        for g in report.gaps:
+        for g in gaps:
             console.print(Text.assemble("  ", (g.status, "yellow"), f" {coverage.label(g)}: {g.reason}"),
                           soft_wrap=True)
     budgets = report.stats.get("timing_budgets")
