@@ -15,7 +15,7 @@ from importlib import resources
 from typing import Mapping
 
 from .rules import CrossRule, ParamBound
-from .schema import TYPES, CatalogueError, load_catalogue
+from .schema import TYPES, CatalogueError, load_catalogue, load_decisions
 
 _TYPE_CODES = {t: code for t, (code, _lo, _hi) in TYPES.items()}
 _TYPE_RANGES = {t: (lo, hi) for t, (_code, lo, hi) in TYPES.items()}
@@ -178,6 +178,11 @@ class UnitDef:
         return params_for(self.kind)
 
     @property
+    def decisions(self) -> tuple["Decision", ...]:
+        """The SPEC decisions of this kind (SD-n, FL-n, LA-n), in order."""
+        return tuple(d for d in DECISIONS.values() if d.unit == self.kind)
+
+    @property
     def enums(self) -> tuple[str, ...]:
         """The enums of this kind (named after it, or listed in its entry), in catalogue order."""
         return tuple(e for e in ENUM_VALUES if e.startswith(self.kind + "_") or e in self.extra_enums)
@@ -225,6 +230,25 @@ def _unit(kind: str, raw: dict) -> UnitDef:
 
 
 UNITS: dict[str, UnitDef] = {kind: _unit(kind, RAW["units"][kind]) for kind in ENUM_VALUES["unit_kind"]}
+
+
+@dataclass(frozen=True)
+class Decision:
+    """One numbered decision of the SPEC (decisions.yaml): what the SPEC decides where the documents are silent."""
+    id: str
+    unit: str
+    section: str        # the SPEC section that decides it ("7.4")
+    text: str           # in brief, one line
+
+
+def _decisions() -> dict[str, Decision]:
+    text = resources.files(__package__).joinpath("decisions.yaml").read_text(encoding="utf-8")
+    raw = load_decisions(text, {kind: u["section"] for kind, u in RAW["units"].items()})
+    return {d["id"]: Decision(d["id"], kind, d["section"], d["text"]) for kind, ds in raw.items() for d in ds}
+
+
+#: every decision id of the SPEC (SPEC 12 is generated from it), in the SPEC's order
+DECISIONS: dict[str, Decision] = _decisions()
 
 
 def enum_name(enum_name_: str, value: int) -> str:

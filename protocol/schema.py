@@ -34,6 +34,8 @@ _PARAM = {"name": True, "id": True, "units": True, "min": True, "max": True, "de
 _MESSAGE = {"name": True, "id": True, "class": True, "reply": False, "capability": False, "units": False, "doc": False,
             "fields": False}
 _FIELD = {"name": True, "type": True, "count": False, "enum": False, "doc": False}
+_DECISION = {"id": True, "section": True, "text": True}
+_DECISION_ID = re.compile(r"([A-Z]{2})-([1-9][0-9]*)\Z")
 _UNIT = {"title": True, "section": True, "verdict": True, "outcome_field": True, "power_on_state": True,
          "capabilities": True, "enums": False, "anchors": True, "time_fields": True, "cross_rules": False,
          "field_enums": True, "situations": True, "switches": False, "latest_after_input": True,
@@ -57,15 +59,24 @@ class CatalogueError(ValueError):
 
 def load_catalogue(text: str, file: str = "messages.yaml") -> dict:
     """The catalogue in text as plain data (what yaml.safe_load gives), once every rule holds."""
+    return _Reader(file).catalogue(_compose(text, file))
+
+
+def load_decisions(text: str, units: dict[str, str], file: str = "decisions.yaml") -> dict[str, list[dict]]:
+    """The decision index (decisions.yaml) as plain data, unit kind -> its decisions, once every rule holds;
+    units maps each unit kind to its SPEC section (from the catalogue's units)."""
+    return _Reader(file).decisions(_compose(text, file), units)
+
+
+def _compose(text: str, file: str) -> yaml.Node | None:
     try:
-        root = yaml.compose(text, Loader=_LOADER)
+        return yaml.compose(text, Loader=_LOADER)
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line, col = (mark.line + 1, mark.column + 1) if mark else (1, 1)
         raise CatalogueError(f"{file}:{line}:{col}: malformed YAML: {exc.problem or exc}") from None
     except yaml.YAMLError as exc:
         raise CatalogueError(f"{file}:1:1: malformed YAML: {exc}") from None
-    return _Reader(file).catalogue(root)
 
 
 def _text(node: yaml.Node) -> str:
@@ -444,3 +455,38 @@ class _Reader:
         inp = self.one_of(items[0], where, list(self.raw["enums"][f"{kind}_input"]), "input")
         action = self.one_of(items[1], where, list(self.raw["enums"].get("action", ())), "action")
         return [inp, action, self.integer(items[2], where, 0, 0xFF)]
+
+    # ---- the decision index (decisions.yaml) ----
+
+    def decisions(self, root, units: dict[str, str]) -> dict[str, list[dict]]:
+        if root is None:
+            self.fail(None, "decisions", "the file is empty")
+        out: dict[str, list[dict]] = {}
+        prefixes: dict[str, str] = {}
+        for kind, (k, v) in self.mapping(root, "decisions", dict.fromkeys(units, False)).items():
+            where = f"decisions of {kind}"
+            out[kind] = []
+            for n in self.seq(v, where):
+                m = self.mapping(n, where, _DECISION)
+                did = self.text(m["id"][1], f"{where} id")
+                match = _DECISION_ID.match(did)
+                if not match:
+                    self.fail(m["id"][1], f"{where} id", f"{did!r} is not a decision id (two capitals, '-', a number)")
+                prefix, number = match.group(1), int(match.group(2))
+                owner = prefixes.setdefault(prefix, kind)
+                if owner != kind:
+                    self.fail(m["id"][1], f"{where} id", f"prefix {prefix} is the {owner} unit's")
+                mine = out[kind][0]["id"].split("-")[0] if out[kind] else prefix
+                if prefix != mine:
+                    self.fail(m["id"][1], f"{where} id", f"{did}: the {kind} unit's decisions are {mine}-n")
+                if number != len(out[kind]) + 1:
+                    self.fail(m["id"][1], f"{where} id", f"{did} out of order: expected {mine}-{len(out[kind]) + 1}")
+                section = self.text(m["section"][1], f"{did} section")
+                if section != units[kind] and not section.startswith(units[kind] + "."):
+                    self.fail(m["section"][1], f"{did} section",
+                              f"{section!r} is not in the {kind} unit's SPEC section {units[kind]}")
+                line = self.text(m["text"][1], f"{did} text").strip()
+                if not line or "\n" in line:
+                    self.fail(m["text"][1], f"{did} text", "must be one line, not empty")
+                out[kind].append({"id": did, "section": section, "text": line})
+        return out

@@ -54,6 +54,8 @@ def test_the_emulator_conforms_with_its_whole_library(tmp_path, capsys):
     scen = [c for c in doc["checks"] if c["section"] == "7 Showdown unit"]
     assert len(scen) >= 30 and all(c["status"] == "pass" or not c["unchecked"] for c in scen)
     assert doc["verdict"] == "CONFORMS" and doc["unchecked"] == 0
+    assert not doc["coverage"]["unchecked"] and not doc["coverage"]["not_covered"]
+    assert {d["status"] for d in doc["coverage"]["decisions"]} == {"passed", "n/a"}     # n/a: SD-11
     root = ET.parse(junit).getroot()
     assert root.tag == "testsuites" and root.get("failures") == "0"
     assert {s.get("name") for s in root} == sections
@@ -409,3 +411,110 @@ def test_conform_says_how_many_scenarios_depend_on_the_reference_generator(tmp_p
     said = capsys.readouterr().out
     assert f"{seeded} of {len(library)} scenarios depend on the reference generator" in said
     assert ("so they ran" if ran else "so they were skipped") in said
+
+
+# ---- coverage: what a run proved, by SPEC section and decision id ----
+
+from harness.conform import coverage, quick                    # noqa: E402
+from harness.conform.registry import CHECKS                    # noqa: E402
+from harness.conform.report import CheckResult, Report         # noqa: E402
+from harness.scenarios.load import loads                         # noqa: E402
+from protocol import catalogue as cat                           # noqa: E402
+
+
+def test_every_decision_of_the_catalogue_is_covered_by_a_check_or_a_library_scenario():
+    import yaml
+    scenarios = load_paths(library_paths())
+    named = {d for c in CHECKS for d in c.decisions} | {d for s in scenarios for d in s.covers}
+    assert not set(cat.DECISIONS) - named, f"decisions nothing covers: {sorted(set(cat.DECISIONS) - named)}"
+    # every library scenario says what it covers, [] included, so that a new one cannot forget to
+    for path in sorted(set(s.file for s in scenarios)):
+        docs = yaml.safe_load(open(path, encoding="utf-8"))
+        assert all("covers" in d for d in docs), f"{path}: a scenario without covers:"
+
+
+def _report(kind, *items):
+    r = Report("synthetic", identity={"kind_name": kind})
+    r.checks = [CheckResult(section, name, status, detail, decisions=decs, gap=gap, scenario=section == "7")
+                for section, name, status, detail, decs, gap in items]
+    return r
+
+
+def _status(report, key):
+    (c,) = [c for c in coverage.sections(report, report.kind) + coverage.decisions(report, report.kind)
+            if c.key == key]
+    return c.status, c.reason
+
+
+def test_coverage_states_passed_failed_unchecked_na_and_not_covered_and_the_verdict_follows():
+    ok, skip = conform.report.Outcome.PASS, conform.report.Outcome.SKIP
+    items = [("4.3", "a check", ok, "", ("SD-9",), True),
+             ("7", "exact", skip, "needs test mode", ("SD-2", "SD-5"), True),
+             ("7", "loose", ok, "", ("SD-5",), True),
+             ("7", "other variant", skip, "needs a unit with no landing_sensor", ("SD-11",), False)]
+    r = _report("showdown", *items)
+    assert _status(r, "SD-9") == ("passed", "")
+    assert _status(r, "SD-5") == ("passed", "")                   # a skip beside a pass: checked
+    assert _status(r, "SD-2") == ("unchecked", "1 skipped: needs test mode")
+    assert _status(r, "SD-11") == ("n/a", "1 skipped: needs a unit with no landing_sensor")
+    assert _status(r, "SD-7") == ("NOT COVERED", "no check or scenario of this run names it")
+    assert _status(r, "8")[0] == "n/a" and _status(r, "2") == ("NOT COVERED", "")
+    assert r.verdict == "PARTIAL" and {"SD-2", "SD-7", "2"} <= {g.key for g in r.gaps}
+    assert "SD-11" not in {g.key for g in r.gaps} and "FL-1" not in {g.key for g in r.gaps}
+    r.checks.append(CheckResult("7", "a failure", conform.report.Outcome.FAIL, "SD_VERDICT differs", decisions=("SD-7",),
+                                scenario=True))
+    assert _status(r, "SD-7") == ("failed", "1 failed: a failure") and r.verdict == "DOES NOT CONFORM"
+
+
+def test_a_full_run_covers_every_decision_and_json_and_console_say_so(tmp_path, capsys):
+    out = tmp_path / "c.json"
+    assert cli.main(["conform", "--device", "emu://showdown?without=test_mode", "--json", str(out), "-q"]) == 0
+    text = capsys.readouterr().out
+    doc = json.loads(out.read_text())
+    cov = doc["coverage"]
+    assert [d["id"] for d in cov["decisions"]] == [f"SD-{i}" for i in range(1, 12)]
+    assert [s["id"] for s in cov["sections"]] == list(conform.registry.SECTIONS)
+    assert cov["unchecked"] == ["4.8", "SD-2"] and cov["not_covered"] == []
+    sd2 = next(d for d in cov["decisions"] if d["id"] == "SD-2")
+    assert "needs test mode" in sd2["reason"] and len(sd2["scenarios"]) == 3 and not sd2["checks"]
+    sd9 = next(d for d in cov["decisions"] if d["id"] == "SD-9")
+    assert sd9["status"] == "passed" and sd9["checks"] and sd9["scenarios"]
+    assert doc["verdict"] == "PARTIAL"
+    assert "coverage by SPEC section and decision" in text and "unchecked SD-2 a press at exactly green" in text
+
+
+def test_protocol_checks_alone_are_partial_naming_every_decision_left_uncovered():
+    report = conform.run(VirtualLink("launcher"), scenarios=None)
+    assert report.passed and report.verdict == "PARTIAL"
+    assert [g.key for g in report.gaps] == ["9"] + [f"LA-{i}" for i in range(1, 10)]
+    assert all(g.status == "NOT COVERED" for g in report.gaps)
+
+
+@pytest.mark.parametrize("kind", ["showdown", "flash", "launcher"])
+def test_quick_runs_one_scenario_per_decision_and_never_conforms(kind, tmp_path):
+    out = tmp_path / "q.json"
+    assert cli.main(["conform", "--device", f"emu://{kind}", "--quick", "--json", str(out), "-q"]) == 0
+    doc = json.loads(out.read_text())
+    library = load_paths(library_paths(kind))
+    ran = [c for c in doc["checks"]
+           if c["section"].startswith(cat.UNITS[kind].section + " ") and not c["name"].startswith("quick")]
+    assert doc["verdict"] == "PARTIAL" and doc["quick"] == f"quick run: {len(library) - len(ran)} scenarios not run"
+    assert len(ran) <= len(cat.UNITS[kind].decisions) < len(library)
+    assert {d["status"] for d in doc["coverage"]["decisions"]} <= {"passed", "n/a"}
+    (left,) = [c for c in doc["checks"] if c["name"] == doc["quick"]]
+    assert left["status"] == "skip" and left["unchecked"]
+
+
+def test_quick_picks_the_shortest_runnable_scenario_for_each_decision():
+    body = "unit: showdown\nsteps: [{load: 1}]\nexpect: {count: {SD_CARDS: 1}}\n"
+    scs = loads("".join(f"- name: {n}\n  covers: [{c}]\n" + "".join("  " + line + "\n" for line in body.splitlines())
+                        for n, c in [("long", "SD-1, SD-2"), ("short", "SD-1"), ("shorter but exact", "SD-2"),
+                                     ("only one", "SD-3"), ("unrunnable", "SD-4")]))
+    lengths = [9, 3, 1, 5, 2]
+    runnable = lambda sc: sc.name not in ("shorter but exact", "unrunnable")  # noqa: E731
+    got = [sc.name for sc in quick.choose(scs, "showdown", runnable, lengths)]
+    # SD-2 first (one runnable candidate): long, which covers SD-1 too, so short is not needed;
+    # SD-3: its only one; SD-4: one the unit cannot run, to be reported as skipped
+    assert got == ["long", "only one", "unrunnable"]
+    assert [sc.name for sc in quick.choose(scs, "showdown", lambda sc: True, lengths)] == [
+        "short", "shorter but exact", "only one", "unrunnable"]

@@ -8,7 +8,7 @@ import pytest
 import yaml
 
 from protocol import catalogue as cat
-from protocol.schema import CatalogueError, load_catalogue
+from protocol.schema import CatalogueError, load_catalogue, load_decisions
 
 TEXT = resources.files("protocol").joinpath("messages.yaml").read_text(encoding="utf-8")
 
@@ -153,3 +153,38 @@ def test_the_wait_bounds_and_boot_positions_as_the_harness_reads_them():
     assert la.boot_positions == {"door": "closed", "power": "on"}
     assert cat.UNITS["flash"].boot_positions == {"speed_switch": "unlimited", "power": "on"}
     assert cat.UNITS["showdown"].switches == {}
+
+
+# ---- the decision index (decisions.yaml) ----
+
+DECISIONS_TEXT = resources.files("protocol").joinpath("decisions.yaml").read_text(encoding="utf-8")
+UNIT_SECTIONS = {kind: u.section for kind, u in cat.UNITS.items()}
+
+
+def decisions_fail(old: str, new: str) -> str:
+    assert DECISIONS_TEXT.count(old) == 1, old
+    with pytest.raises(CatalogueError) as info:
+        load_decisions(DECISIONS_TEXT.replace(old, new), UNIT_SECTIONS)
+    return str(info.value)
+
+
+def test_the_decision_index_loads_with_every_kind_numbered_from_one():
+    assert [d.id for d in cat.UNITS["showdown"].decisions] == [f"SD-{i}" for i in range(1, 12)]
+    assert [d.id for d in cat.UNITS["flash"].decisions] == [f"FL-{i}" for i in range(1, 20)]
+    assert [d.id for d in cat.UNITS["launcher"].decisions] == [f"LA-{i}" for i in range(1, 10)]
+    assert all(d.section.startswith(cat.UNITS[d.unit].section + ".") and d.text for d in cat.DECISIONS.values())
+
+
+@pytest.mark.parametrize("old, new, words", [
+    ("{id: SD-3,", "{id: SD-33,", "SD-33 out of order: expected SD-3"),
+    ("{id: SD-3,", "{id: FL-3,", "the showdown unit's decisions are SD-n"),
+    ("{id: LA-1,", "{id: SD-1,", "prefix SD is the showdown unit's"),
+    ("{id: LA-2,", "{id: LA2,", "'LA2' is not a decision id"),
+    ('{id: FL-4, section: "8.3"', '{id: FL-4, section: "7.4"', "'7.4' is not in the flash unit's SPEC section 8"),
+    ('{id: SD-1, section: "7.4", text:', '{id: SD-1, section: "7.4", txt:', "unknown key 'txt'"),
+    ("launcher:", "laucher:", "unknown key 'laucher'"),
+])
+def test_a_broken_decision_index_fails_at_its_line(old, new, words):
+    problem = decisions_fail(old, new)
+    line = DECISIONS_TEXT.replace(old, new)[:DECISIONS_TEXT.index(old)].count("\n") + 1
+    assert problem.startswith(f"decisions.yaml:{line}:") and words in problem, problem

@@ -7,8 +7,8 @@ SPEC.md holds regions delimited by
     <!-- END GENERATED: name -->
 
 whose content is exactly what this module produces for `name`. Everything a table says
-about a message, a field, a parameter or an enum comes from the catalogue; nothing is
-typed twice.
+about a message, a field, a parameter or an enum comes from the catalogue, and the decision
+index (section 12) from decisions.yaml; nothing is typed twice.
 
     python -m tools.spec_tables            print every region
     python -m tools.spec_tables --write    rewrite the regions in SPEC.md
@@ -305,6 +305,11 @@ def region_worked_example() -> str:
     return "\n".join(lines)
 
 
+def region_decisions() -> str:
+    rows = [[d.id, d.text, d.section] for d in cat.DECISIONS.values()]
+    return _table(["id", "decision", "decided in"], rows)
+
+
 REGIONS = {
     "constants": region_constants,
     "index": region_index,
@@ -316,6 +321,7 @@ REGIONS = {
     "unit-flash": lambda: _unit_region("flash"),
     "unit-launcher": lambda: _unit_region("launcher"),
     "worked-example": region_worked_example,
+    "decisions": region_decisions,
 }
 
 

@@ -5,13 +5,14 @@ import json
 import sys
 
 from rich.console import Console
+from rich.text import Text
 
 from harness.cli.exit import Exit
-from harness.conform import CheckResult, Conformance
+from harness.conform import CheckResult, Conformance, coverage
 from harness.errors import ConformError, ScenarioError
 from harness.links import open_link
 from harness.outcome import Outcome, tally
-from harness.report.console import conform_table
+from harness.report.console import conform_table, coverage_table
 from harness.report.files import check_writable, write_atomic
 from harness.report.junit import junit_xml
 from harness.scenarios.library import library_paths
@@ -32,6 +33,9 @@ def add_parser(sub) -> None:
                    help="scenario files or directories (default: fixtures/scenarios/<kind>)")
     p.add_argument("-k", metavar="EXPR", help="only scenarios whose name/file/tags match")
     p.add_argument("--no-scenarios", action="store_true", help="protocol checks only")
+    p.add_argument("--quick", action="store_true",
+                   help="the protocol checks and the shortest scenario for each SPEC decision (under a minute on "
+                        "a real-clock emulator); never CONFORMS: the scenarios left out are reported as not run")
     p.add_argument("-q", "--quiet", action="store_true", help="no per-check lines")
     p.set_defaults(func=main)
 
@@ -63,20 +67,25 @@ def main(args) -> int:
         return [s for s in chosen if pick is None or pick(s)]
 
     try:
-        report = Conformance(link, scenarios=scenarios, progress=progress).run()
+        report = Conformance(link, scenarios=scenarios, progress=progress, quick=args.quick).run()
     except ScenarioError as exc:
         raise ConformError(f"the scenario library does not load: {exc.problems[0]}") from None
     finally:
         link.close()
     console.print(conform_table(report))
+    console.print(coverage_table(report))
     failed = [c for c in report.checks if not c.status.ok]
     for c in failed:
         console.print(f"[red]{str(c.status).upper()}[/] {c.title}: {c.name}\n    "
                       + c.detail.replace("\n", "\n    "), soft_wrap=True)
-    if report.passed and report.unchecked:
-        console.print(f"[yellow]not checked[/] ({len(report.unchecked)}):")
+    if report.passed and (report.unchecked or report.gaps):
+        gaps = report.gaps
+        console.print(f"[yellow]not checked[/] ({len(report.unchecked)} items, {len(gaps)} sections or decisions):")
         for c in report.unchecked:
             console.print(f"  {c.title}: {c.name}: {c.detail}", soft_wrap=True)
+        for g in gaps:
+            console.print(Text.assemble("  ", (g.status, "yellow"), f" {coverage.label(g)}: {g.reason}"),
+                          soft_wrap=True)
     budgets = report.stats.get("timing_budgets")
     if budgets and budgets["measured"]:
         for line in budgets["missed"]:
@@ -91,7 +100,7 @@ def main(args) -> int:
     counts = tally(c.status for c in report.checks)
     style = {"CONFORMS": "green", "PARTIAL": "yellow"}.get(report.verdict, "red")
     console.print(f"{counts['passed']} passed, {counts['failed']} failed, {counts['skipped']} skipped in "
-                  f"{report.wall_s:.1f} s: [{style}]{report.verdict}[/]")
+                  f"{report.wall_s:.1f} s: [{style}]{report.verdict}[/]" + (f" ({report.quick})" if report.quick else ""))
     if args.json:
         write_atomic(args.json, json.dumps(report.as_dict(), indent=2, default=str) + "\n")
     if args.junit:

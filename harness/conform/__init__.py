@@ -20,5 +20,5 @@ from harness.conform.session import Conformance
 __all__ = ["CheckResult", "Conformance", "Report", "run"]
 
 
-def run(link, *, scenarios: list | None = None, progress=None) -> Report:
-    return Conformance(link, scenarios=scenarios, progress=progress).run()
+def run(link, *, scenarios: list | None = None, progress=None, quick: bool = False) -> Report:
+    return Conformance(link, scenarios=scenarios, progress=progress, quick=quick).run()

@@ -52,6 +52,9 @@ def check(section: str, name: str, *, phase: str = MAIN, decisions: tuple[str, .
     unknown = set(needs) - set(cat.ENUM_VALUES["capability"])
     if unknown:
         raise ValueError(f"check {name!r}: unknown capabilities {sorted(unknown)}")
+    unknown = set(decisions) - set(cat.DECISIONS)
+    if unknown:
+        raise ValueError(f"check {name!r}: unknown decision ids {sorted(unknown)} (protocol/decisions.yaml)")
     if phase not in PHASES:
         raise ValueError(f"check {name!r}: unknown phase {phase!r}")
 

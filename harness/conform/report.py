@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from harness.conform import coverage
 from harness.conform.registry import SECTIONS
 from harness.outcome import Outcome, Record, tally
 
@@ -15,6 +16,8 @@ class CheckResult:
     detail: str = ""
     seconds: float = 0.0
     gap: bool = True        # a skip leaves part of the SPEC unchecked (False: nothing there applies to this unit)
+    decisions: tuple[str, ...] = ()     # the SPEC decision ids it covers (a check's decisions=, a scenario's covers)
+    scenario: bool = False              # a scenario of the library, not a protocol check
 
     @property
     def title(self) -> str:
@@ -22,7 +25,8 @@ class CheckResult:
 
     def as_dict(self) -> dict:
         return {"section": self.title, "name": self.name, "status": self.status, "detail": self.detail,
-                "seconds": round(self.seconds, 6), "unchecked": self.status is Outcome.SKIP and self.gap}
+                "seconds": round(self.seconds, 6), "unchecked": self.status is Outcome.SKIP and self.gap,
+                "decisions": list(self.decisions)}
 
     def record(self) -> Record:
         return Record(suite=self.title, name=self.name, outcome=self.status, message=self.detail.split("\n")[0],
@@ -37,6 +41,7 @@ class Report:
     aborted: str = ""
     wall_s: float = 0.0
     stats: dict = field(default_factory=dict)
+    quick: str = ""         # "quick run: N scenarios not run" after --quick left some out
 
     @property
     def passed(self) -> bool:
@@ -49,12 +54,22 @@ class Report:
         return [c for c in self.checks if c.status is Outcome.SKIP and c.gap]
 
     @property
+    def kind(self) -> str | None:
+        return self.identity.get("kind_name")
+
+    @property
+    def gaps(self) -> list:
+        """The SPEC sections and decision ids nothing passing showed (coverage.py): each makes the verdict PARTIAL."""
+        return coverage.gaps(self, self.kind)
+
+    @property
     def verdict(self) -> str:
-        """CONFORMS: everything required was checked and passed. PARTIAL: nothing failed, but some
-        was not checked (a missing optional capability, a scenario selection). Else DOES NOT CONFORM."""
+        """CONFORMS: everything required was checked and passed, every SPEC section and decision of the
+        unit covered. PARTIAL: nothing failed, but some was not checked (a missing optional capability,
+        a scenario selection, a quick run, a decision nothing covered). Else DOES NOT CONFORM."""
         if not self.passed:
             return "DOES NOT CONFORM"
-        return "PARTIAL" if self.unchecked else "CONFORMS"
+        return "PARTIAL" if self.unchecked or self.gaps else "CONFORMS"
 
     def sections(self) -> list[tuple[str, list[CheckResult]]]:
         order = list(SECTIONS)
@@ -70,9 +85,10 @@ class Report:
 
     def as_dict(self) -> dict:
         return {"device": self.device, "identity": self.identity, "verdict": self.verdict, "passed": self.passed,
-                "unchecked": len(self.unchecked), "aborted": self.aborted,
+                "unchecked": len(self.unchecked), "aborted": self.aborted, "quick": self.quick,
                 "wall_s": round(self.wall_s, 3), "stats": self.stats,
                 "sections": [{"section": SECTIONS.get(k, k), "checks": len(cs),
                               "failed": tally(c.status for c in cs)["failed"],
                               "skipped": tally(c.status for c in cs)["skipped"]} for k, cs in self.sections()],
-                "checks": [c.as_dict() for c in self.checks]}
+                "checks": [c.as_dict() for c in self.checks],
+                "coverage": coverage.as_dict(self, self.kind)}

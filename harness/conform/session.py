@@ -7,6 +7,7 @@ import time
 from protocol import Frame, catalogue as cat, msg
 
 from harness.conform import checks as _checks  # noqa: F401  (registers every check)
+from harness.conform import quick
 from harness.conform.recipes import KIND_SECTION, RECIPES
 from harness.conform.registry import END, MAIN, OVERALL, START, Check, checks
 from harness.conform.report import CheckResult, Report
@@ -16,11 +17,12 @@ from harness.outcome import Outcome
 
 
 class Conformance:
-    def __init__(self, link, *, scenarios: list | None = None, progress=None):
+    def __init__(self, link, *, scenarios: list | None = None, progress=None, quick: bool = False):
         self.link = link
         self.w = Wire(link)
         self.report = Report(link.url)
         self.scenarios = scenarios
+        self.quick = quick          # run only a few scenarios per decision (quick.py); the rest is reported not run
         self.progress = progress
         self.ident = None
         self.kind: str | None = None
@@ -83,7 +85,7 @@ class Conformance:
                 self._check(c)
 
     def _check(self, c: Check) -> CheckResult:
-        res = CheckResult(c.section, c.name)
+        res = CheckResult(c.section, c.name, decisions=c.decisions)
         missing = [cap for cap in c.needs if not self.has(cap)]
         if missing:
             res.status, res.detail = Outcome.SKIP, f"the unit does not have capability {', '.join(missing)}"
@@ -167,6 +169,10 @@ class Conformance:
         seeded = sum("reference_rng" in sc.needs for sc in mine)
         self.report.stats["reference_rng"] = {"scenarios": len(mine), "depend": seeded,
                                               "unit_has_it": drv.has_cap("reference_rng")}
+        left: list = []
+        if self.quick:
+            chosen = quick.choose(mine, self.kind, lambda sc: runner._why_not(sc) is None)
+            mine, left = chosen, [sc for sc in mine if sc not in chosen]
         for sc in mine:
             t0 = time.perf_counter()
             res = runner.run(sc)
@@ -185,4 +191,11 @@ class Conformance:
                     budgets["missed"].append(f"{sc.name}: {name} {b['limit']} us missed in "
                                              f"{b['races'] - b['met']} of {b['races']} (worst {b['worst']} us)")
             self._record(CheckResult(section, f"{sc.name} ({sc.file}:{sc.line})", status, detail,
-                                     time.perf_counter() - t0, gap=res.applicable))
+                                     time.perf_counter() - t0, gap=res.applicable, decisions=sc.covers, scenario=True))
+        if left:
+            self.report.quick = f"quick run: {len(left)} scenarios not run"
+            self._record(CheckResult(
+                section, self.report.quick, Outcome.SKIP,
+                "left out by --quick: " + "; ".join(sc.name for sc in left),
+                decisions=tuple(sorted({d for sc in left for d in sc.covers}, key=list(cat.DECISIONS).index)),
+                scenario=True))

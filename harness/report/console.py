@@ -112,6 +112,24 @@ def conform_table(report) -> Table:
     return t
 
 
+def coverage_table(report) -> Table:
+    """What the run proved, by SPEC section and by decision id (harness/conform/coverage.py)."""
+    from harness.conform import coverage
+    style = {coverage.PASSED: "green", coverage.FAILED: "red", coverage.UNCHECKED: "yellow",
+             coverage.NOT_COVERED: "bold yellow", coverage.NA: "dim"}
+    t = Table(title="coverage by SPEC section and decision", header_style="bold")
+    t.add_column("SPEC", no_wrap=True, max_width=34, overflow="ellipsis")
+    t.add_column("checks", justify="right")
+    t.add_column("scenarios", justify="right")
+    t.add_column("result", overflow="fold", min_width=20, ratio=1)
+    for c in coverage.sections(report, report.kind) + coverage.decisions(report, report.kind):
+        text = Text(c.status, style=style[c.status])
+        if c.reason and c.status != coverage.PASSED:
+            text.append(f": {c.reason}", style="")
+        t.add_row(Text(coverage.label(c)), str(len(c.checks)), str(len(c.scenarios)), text)
+    return t
+
+
 def print_budgets(console: Console, results: list[ScenarioResult]) -> None:
     """Timing budgets, apart from the verdicts: how often each was met, the worst figure when not."""
     met = total = 0

@@ -23,8 +23,8 @@ BUILTIN_ANCHORS = ("start", "previous")
 
 
 LATENCY_METRICS = ("device_us", "inherent_us", "processing_us", "host_us", "host_processing_us")
-TOP_KEYS = {"name", "unit", "description", "tags", "seed", "config", "repeat", "sweep", "steps", "expect",
-            "end", "timeout_us", "timing", "needs", "physical"}
+TOP_KEYS = {"name", "unit", "description", "tags", "covers", "seed", "config", "repeat", "sweep", "steps",
+            "expect", "end", "timeout_us", "timing", "needs", "physical"}
 STEP_COMMON = {"at", "times", "every", "expect", "error", "value", "for"}
 EXPECT_KEYS = {"verdict", "verdicts", "events", "absent", "count", "latency", "reaction", "cases"}
 CASE_KEYS = EXPECT_KEYS - {"cases"} | {"when"}
@@ -167,6 +167,7 @@ def _scenario(v: _Validator, node: yaml.Node) -> Scenario | None:
                 v.err(t, "tags", f"unknown tag {s!r}; the vocabulary is: {', '.join(TAGS)}")
             elif s is not None:
                 tags.append(s)
+    covers = _covers(v, top["covers"][1], unit) if "covers" in top and unit is not None else ()
     description = v.text(top["description"][1], "description") if "description" in top else ""
     seed = v.integer(top["seed"][1], "seed", 0, 0xFFFFFFFF) if "seed" in top else None
     timeout_us = v.integer(top["timeout_us"][1], "timeout_us", 1, 3_600_000_000) if "timeout_us" in top else None
@@ -203,7 +204,27 @@ def _scenario(v: _Validator, node: yaml.Node) -> Scenario | None:
     return Scenario(name=name, file=v.file, line=node.start_mark.line + 1, unit=unit.kind, tags=tuple(tags),
                     seed=seed, config=config, races=races, steps=steps, expectations=expectations, end=end,
                     timeout_us=timeout_us, description=description or "",
-                    timing=timing or "any", needs=tuple(needs), physical=physical)
+                    timing=timing or "any", needs=tuple(needs), physical=physical,
+                    covers=covers)
+
+
+def _covers(v: _Validator, node: yaml.Node, unit: UnitVocab) -> tuple[str, ...]:
+    """The SPEC decision ids (protocol/decisions.yaml) a scenario exercises: its unit kind's only."""
+    mine = [d.id for d in unit.decisions]
+    out: list[str] = []
+    for n in v.seq(node, "covers"):
+        did = v.text(n, "covers")
+        if did is None:
+            continue
+        other = cat.DECISIONS.get(did)
+        if did in out:
+            v.err(n, "covers", f"{did} named twice")
+        elif did not in mine:
+            v.err(n, "covers", (f"{did} is a decision of the {other.unit} unit" if other else
+                                f"unknown decision id {did!r}") + f"; the {unit.kind} unit's are: {', '.join(mine)}")
+        else:
+            out.append(did)
+    return tuple(out)
 
 
 def _config(v: _Validator, node: yaml.Node, unit: UnitVocab | None) -> dict[str, int]:

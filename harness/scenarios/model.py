@@ -100,6 +100,7 @@ class Scenario:
     min_verdicts: int = 0          # wait for at least this many verdicts even with no verdict expectation
     needs: tuple[str, ...] = ()    # capabilities without which the scenario is skipped, saying so
     physical: dict[str, str] = field(default_factory=dict)   # switch -> position at the start of each race
+    covers: tuple[str, ...] = ()   # the SPEC decision ids (SD-n, FL-n, LA-n) it exercises
 
     def with_races(self, races: list[dict[str, int]]) -> "Scenario":
         return replace(self, races=races)

@@ -54,7 +54,8 @@ def batch(cs):
            f"replies {[show(r) for r in rs]}")
 
 
-@check("4.3", "INPUT: ACK (value 0) before its INPUT_SEEN (source host)", needs=("host_input",))
+# the report situation is a release (of a paddle, a button): reported, acting on nothing (SD-9)
+@check("4.3", "INPUT: ACK (value 0) before its INPUT_SEEN (source host)", needs=("host_input",), decisions=("SD-9",))
 def input_ack_first(cs):
     w = cs.w
     name, action, value = cs.recipe["report"]
@@ -66,6 +67,8 @@ def input_ack_first(cs):
     expect(w.frames.index(seen) > w.frames.index(r), "INPUT_SEEN came before the INPUT's ACK")
     expect(seen.msg.input == cs.input_id(name) and seen.msg.action == ACTION[action],
            "INPUT_SEEN names another input or action")
+    expect(seen.msg.disposition == DISPOSITION["reported"],
+           f"INPUT {name} {action}: INPUT_SEEN disposition {seen.msg.disposition}, expected reported")
     expect(devtime.diff(r.time_us, seen.time_us) >= 0, "INPUT_SEEN is later than the ACK that came first")
 
 
@@ -85,7 +88,8 @@ def input_refused(cs):
     _refusal(cs, cs.recipe["refused"], "wrong_state")
 
 
-@check("4.3", "INPUT refused by the unit as bad_value: NAK bad_value, then INPUT_SEEN refused", needs=("host_input",))
+@check("4.3", "INPUT refused by the unit as bad_value: NAK bad_value, then INPUT_SEEN refused", needs=("host_input",),
+       decisions=("SD-10",))
 def input_refused_value(cs):
     if not cs.recipe["refused_value"]:
         return ("n/a", f"no bad_value refusal in the {cs.kind} state table to provoke")
