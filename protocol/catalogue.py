@@ -10,7 +10,7 @@ import enum
 import json
 import struct
 from collections import namedtuple
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib import resources
 
 from .rules import CrossRule
@@ -155,6 +155,11 @@ class UnitDef:
     situations: dict
     extra_enums: tuple[str, ...] = ()
     switches: tuple[str, ...] = ()      # inputs with a position that RESET new_game keeps (LA-7, FL-17)
+    valued_inputs: tuple[str, ...] = ()  # inputs whose INPUT.value means something; others take 0 (PR-3)
+    # timer event -> the verdict field that carries its scheduled time (PR-1)
+    scheduled_times: dict[str, str] = field(default_factory=dict)
+    # verdict time field -> the i32 field whose NONE_I32 says it is none (PR-2)
+    optional_times: dict[str, str] = field(default_factory=dict)
 
     @property
     def inputs(self) -> dict[str, int]:
@@ -194,7 +199,8 @@ def _unit(kind: str, raw: dict) -> UnitDef:
         cross_rules=tuple(CrossRule.parse(r) for r in raw["cross_rules"]),
         capabilities=tuple(raw["capabilities"]), power_on_state=raw["power_on_state"], field_enums=field_enums,
         situations={k: _situation(v) for k, v in raw["situations"].items()}, extra_enums=tuple(raw["enums"]),
-        switches=tuple(raw.get("switches", ())),
+        switches=tuple(raw.get("switches", ())), valued_inputs=tuple(raw.get("valued_inputs", ())),
+        scheduled_times=dict(raw.get("scheduled_times", {})), optional_times=dict(raw.get("optional_times", {})),
     )
 
 

@@ -35,7 +35,8 @@ _MESSAGE = {"name": True, "id": True, "class": True, "reply": False, "capability
 _FIELD = {"name": True, "type": True, "count": False, "enum": False, "doc": False}
 _UNIT = {"title": True, "section": True, "verdict": True, "outcome_field": True, "power_on_state": True,
          "capabilities": True, "enums": False, "anchors": True, "time_fields": True, "cross_rules": False,
-         "field_enums": True, "situations": True, "switches": False}
+         "field_enums": True, "situations": True, "switches": False, "valued_inputs": False,
+         "scheduled_times": False, "optional_times": False}
 
 _CONSTRUCT = yaml.constructor.SafeConstructor()
 _SCALARS = {
@@ -329,12 +330,30 @@ class _Reader:
         if "switches" in m:
             out["switches"] = self.names(m["switches"][1], f"{where} switches", list(enums.get(f"{kind}_input", ())),
                                          "input")
+        if "valued_inputs" in m:
+            out["valued_inputs"] = self.names(m["valued_inputs"][1], f"{where} valued_inputs",
+                                              list(enums.get(f"{kind}_input", ())), "input")
         out["anchors"] = {}
         for name, (k, v) in self.mapping(m["anchors"][1], f"{where} anchors").items():
             self.name(k, f"{where} anchors")
             out["anchors"][name] = self.one_of(v, f"{where} anchor {name}", list(events), "event")
         times = sorted({f["name"] for e in events.values() for f in e["fields"] if f["type"] == "u32"})
         out["time_fields"] = self.names(m["time_fields"][1], f"{where} time_fields", times, "u32 event field")
+        verdict_fields = {f["name"]: f for f in events[out["verdict"]]["fields"]}
+        if "scheduled_times" in m:
+            out["scheduled_times"] = {}
+            for name, (k, v) in self.mapping(m["scheduled_times"][1], f"{where} scheduled_times").items():
+                self.one_of(k, f"{where} scheduled_times", list(events), "event")
+                out["scheduled_times"][name] = self.one_of(v, f"{where} scheduled_times {name}",
+                                                           out["time_fields"], "time field")
+        if "optional_times" in m:
+            out["optional_times"] = {}
+            for name, (k, v) in self.mapping(m["optional_times"][1], f"{where} optional_times").items():
+                self.one_of(k, f"{where} optional_times", [n for n in out["time_fields"] if n in verdict_fields],
+                            "time field of the verdict")
+                out["optional_times"][name] = self.one_of(v, f"{where} optional_times {name}",
+                                                          [n for n, f in verdict_fields.items() if f["type"] == "i32"],
+                                                          "i32 field of the verdict")
         out["cross_rules"] = []
         for n in self.seq(m["cross_rules"][1], f"{where} cross_rules") if "cross_rules" in m else ():
             text = self.text(n, f"{where} cross_rules")
