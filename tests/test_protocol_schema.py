@@ -117,3 +117,19 @@ def test_missing_unit_and_missing_key():
 def test_malformed_yaml_has_a_position_too():
     text, at = broken("  - name: HELLO\n", "  - name: [HELLO\n", "[")
     assert re.match(r"messages\.yaml:\d+:\d+: malformed YAML: ", fails(text))
+
+
+@pytest.mark.parametrize("old, new, mark, says", [
+    ("valued_inputs: [speed_switch]", "valued_inputs: [speed_dial]", "speed_dial", "unknown input 'speed_dial'"),
+    ("scheduled_times: {SD_GREEN: green_us}", "scheduled_times: {SD_GREEN: gren_us}", "gren_us",
+     "unknown time field 'gren_us'"),
+    ("scheduled_times: {SD_GREEN: green_us}", "scheduled_times: {FL_TIMEOUT: green_us}", "FL_TIMEOUT",
+     "unknown event 'FL_TIMEOUT'"),
+    ("optional_times: {press_a_us: reaction_a_us,", "optional_times: {press_a_us: cards,", "cards",
+     "unknown i32 field of the verdict 'cards'"),
+])
+def test_the_unit_facts_of_the_decisions_name_what_exists(old, new, mark, says):
+    """valued_inputs (PR-3), scheduled_times (PR-1), optional_times (PR-2) are checked at load."""
+    text, at = broken(old, new, mark)
+    msg = fails(text)
+    assert msg.startswith(f"messages.yaml:{at}: ") and says in msg, msg
