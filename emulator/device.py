@@ -24,6 +24,8 @@ Protocol choices implemented here (protocol/SPEC.md sections 2.6, 4.3-4.9):
   is not a command is answered NAK unknown_type. Too-short frames and COBS errors
   are dropped and counted (dropped_frames), no NAK.
 - NAK wrong_state carries the unit's state in detail; bad_version the device major.
+- An input edge with a non-zero value on an input the catalogue does not list as valued
+  (units: valued_inputs) is refused bad_value before the model sees it (PR-3).
 - RESET new_game keeps pending INJECT stimuli (they belong to the test, not the
   game); RESET reboot drops them.
 - Events are stamped with the model's time of the input or timer that caused them
@@ -163,6 +165,8 @@ class Device:
         self._reboot_pending = False
         self._stamp: int | None = None    # event time while the unit acts on one input or timer
         self._inputs = frozenset(int(i) for i in self.model_cls.INPUTS)
+        unit = UNITS[kind]
+        self._valued = frozenset(unit.inputs[name] for name in unit.valued_inputs)
         # The current game, for rehearsals (emulator/rehearsal.py): when it began and its first
         # input edges. A game begins at boot, at RESET new_game, and at an edge that finds the unit
         # idle (IDLE_STATES) after an edge of the game found it playing.
@@ -302,7 +306,11 @@ class Device:
             self.game_inputs.append((t, inp, action, value))
         mark = len(held)
         try:
-            disposition, detail = self.model.on_input(t, inp, action, value)
+            if value and inp not in self._valued:
+                # PR-3: a value on an input that takes none is refused; the model never sees the edge
+                disposition, detail = DISPOSITION.refused, ERROR.bad_value
+            else:
+                disposition, detail = self.model.on_input(t, inp, action, value)
         finally:
             self._held = outer
         held.insert(mark, (msg.INPUT_SEEN, {"input": inp, "action": action, "value": value, "source": source,

@@ -369,17 +369,21 @@ class Flash(UnitModel):
         self.set_state(STATE.asleep)
 
     def _wake(self, t):
+        """One PLAY/PAUSE resumes play, from sleep as from pause (FL-11): the game goes on in the
+        state it was in before it slept or paused, its timer running again from now."""
         self.emit(msg.FL_SLEEP, asleep=0)
         self.sound(SOUND.wake)
         for light, mode, target in self.dark:
             self.light(light, mode, target)
         self.dark = []
-        if self.slept_from == STATE.setup:
-            self.set_state(STATE.setup)
-        else:
-            if self.slept_from != STATE.paused:
-                self.paused_from = self.slept_from
-            self.set_state(STATE.paused)
+        back = self.slept_from
+        if back == STATE.paused:
+            # it slept while paused: the same press ends the pause, which FL_PAUSE(0) closes
+            self.emit(msg.FL_PAUSE, paused=0, remaining_us=self.remaining(t))
+            back = self.paused_from
+        if back in GAME_STATES:
+            self._run(t)
+        self.set_state(back)
 
     def _reset(self, t, hold):
         self.reset_deadline = None

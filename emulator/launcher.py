@@ -14,7 +14,7 @@ The door and power switch are physical: RESET new_game does not move them (LA-7)
 """
 from __future__ import annotations
 
-from protocol import ENUMS, msg
+from protocol import ENUMS, NONE_U8, msg
 from protocol.devtime import wrap
 from protocol.algorithms import fire_chance, fires, sample_burst
 
@@ -24,6 +24,8 @@ from .model import ACTED, REPORTED, UnitModel, refused
 INPUT = ENUMS["launcher_input"]
 STATE = ENUMS["launcher_state"]
 SOUND = ENUMS["launcher_sound"]
+LIGHT = ENUMS["launcher_light"]
+MODE = ENUMS["light_mode"]
 PRESS = ENUMS["action"].press
 STREAK_MAX = 0xFF
 
@@ -57,6 +59,8 @@ class Launcher(UnitModel):
         return self.inside
 
     def shutdown(self, t):
+        if self.burst is not None:
+            self._result(t, knowable=t)              # RESET new_game closes the press, as power off does (LA-13)
         super().shutdown(t)
         self.handing_over = True
 
@@ -94,6 +98,7 @@ class Launcher(UnitModel):
         if self.burst is not None:
             self.deadlines.clear_all()
             self._result(t, knowable=t)
+        self._top(MODE.off)                          # a unit switched off shows nothing
         self.set_state(STATE.off)
         return ACTED
 
@@ -109,6 +114,7 @@ class Launcher(UnitModel):
         self.emit(msg.LA_DOOR, open=int(opening), inside=self.inside)
         if not opening:
             self.streak = 0
+            self._top(MODE.off)
         self.set_state(self._awake_state())
         return ACTED
 
@@ -140,12 +146,14 @@ class Launcher(UnitModel):
         if not fires(self.rng, chance):
             self.streak = min(STREAK_MAX, self.streak + 1)
             self._result(t, knowable=t)
+            self._top(MODE.flash)                    # the chance rises: the top light pulses (LA-11)
             return
         cfg = self.config
         planned = sample_burst(self.rng, cfg["burst_min"], cfg["burst_mode"], cfg["burst_max"])
         self.burst.update(planned=planned, count=min(planned, self.inside),
                           first_us=t + cfg["motor_us"], interval_us=cfg["card_interval_us"])
         self.sound(SOUND.fire)
+        self._top(MODE.off)
         self.set_state(STATE.firing)
         self.deadlines.set(self.burst["first_us"], self._card)
 
@@ -170,6 +178,12 @@ class Launcher(UnitModel):
                   loaded_total=self.loaded_total & 0xFFFF, knowable_us=wrap(knowable))
         if self.inside == 0 and self.state != STATE.off:
             self.emit(msg.LA_EMPTY, fired_total=self.fired_total & 0xFFFF)
+            self.sound(SOUND.empty)
+
+    def _top(self, mode: int) -> None:
+        """The top light: flashing from a press that fired nothing until the streak restarts (LA-11)."""
+        if self.light_mode(LIGHT.top, NONE_U8) != mode:
+            self.light(LIGHT.top, mode, NONE_U8)
 
 
 MODEL = Launcher

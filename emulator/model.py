@@ -44,7 +44,9 @@ RESET new_game, then calls power_on(t). Hooks a model implements:
                                        override when a unit option removes one)
     shutdown(t)                        the game is being thrown away (RESET
                                        new_game): the default turns every lit light
-                                       off with LIGHT events
+                                       off with LIGHT events, in (light, target)
+                                       order; a model emits what closes its game
+                                       first (SPEC 4.9)
 
 Helpers a model calls (all times are unwrapped device microseconds: integers that
 do not wrap; put devtime.wrap(t) in u32 message fields):
@@ -127,7 +129,8 @@ class UnitModel:
         return self.CAPS
 
     def shutdown(self, t: int) -> None:
-        for (light, _), (mode, target) in list(self.lights.items()):
+        # in light id order, then target order (SPEC 4.9): the same on every unit, whatever the order they lit in
+        for (light, _), (mode, target) in sorted(self.lights.items()):
             if mode:
                 self.light(light, 0, target)
 

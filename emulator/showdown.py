@@ -56,6 +56,11 @@ class Showdown(UnitModel):
     def light_key(self, light: int, target: int) -> tuple[int, int]:
         return (light, 0)           # one red lamp, whatever side it points at
 
+    def shutdown(self, t):
+        if self.tray:
+            self.emit(msg.SD_CARDS, cards=0)     # RESET new_game forgets the cards (SD-15)
+        super().shutdown(t)
+
     # ---- inputs ----
     def on_input(self, t, inp, action, value):
         if inp == INPUT.load_cards:
@@ -162,20 +167,22 @@ class Showdown(UnitModel):
     def _launch(self, toward):
         self.tray = 0
         self.emit(msg.SD_LAUNCH, toward=toward, cards=self.in_play)
+        self.sound(SOUND.launch)
 
     def _first_press_verdict(self, t):
         self._verdict(loser=1 - self.first, reason=REASON.first_press, decisive=self.press[self.first],
                       knowable=t)
 
     def _landing(self, t):
+        w = self.config["tie_window_us"]
+        d = self.press[SIDE.b] - self.press[SIDE.a]
+        # Drawn with or without a sensor (SD-11), so both kinds of unit stay on one random sequence
+        on_b = sum(lands_on_b(self.rng, d, w) for _ in range(self.in_play))
+        on_a = self.in_play - on_b
         if not self.landing_sensor:
             # SD-11: the unit cannot see the line; the players read it themselves
             self._verdict(loser=SIDE.none, reason=REASON.line_tiebreak, decisive=max(self.press), knowable=t)
             return
-        w = self.config["tie_window_us"]
-        d = self.press[SIDE.b] - self.press[SIDE.a]
-        on_b = sum(lands_on_b(self.rng, d, w) for _ in range(self.in_play))
-        on_a = self.in_play - on_b
         self.emit(msg.SD_LANDING, landed_a=on_a, landed_b=on_b)
         if on_a == on_b:
             loser, reason = SIDE.none, REASON.even_split

@@ -164,6 +164,11 @@ class UnitDef:
     # capabilities whose absence makes another form of the unit with rules of its own (SD-11): a
     # scenario written for the other form does not apply, rather than going unchecked
     variants: tuple[str, ...] = ()
+    valued_inputs: tuple[str, ...] = ()  # inputs whose INPUT.value means something; others take 0 (PR-3)
+    # timer event -> the verdict field that carries its scheduled time (PR-1)
+    scheduled_times: dict[str, str] = field(default_factory=dict)
+    # verdict time field -> the i32 field whose NONE_I32 says it is none (PR-2)
+    optional_times: dict[str, str] = field(default_factory=dict)
 
     @property
     def inputs(self) -> dict[str, int]:
@@ -226,6 +231,8 @@ def _unit(kind: str, raw: dict) -> UnitDef:
                   for name, positions in raw.get("switches", {}).items()},
         latest_after_input={event: ParamBound(str(text)) for event, text in raw["latest_after_input"].items()},
         variants=tuple(raw.get("variants", ())),
+        valued_inputs=tuple(raw.get("valued_inputs", ())),
+        scheduled_times=dict(raw.get("scheduled_times", {})), optional_times=dict(raw.get("optional_times", {})),
     )
 
 

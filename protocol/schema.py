@@ -23,7 +23,7 @@ _SIZES = {"u8": 1, "u16": 2, "u32": 4, "u64": 8, "i8": 1, "i16": 2, "i32": 4}
 #: type ids by message class (SPEC 4.1)
 ID_RANGES = {"command": (0x01, 0x3F), "reply": (0x40, 0x5F), "event": (0x60, 0xBF)}
 _ARTICLE = {"command": "a command", "reply": "a reply", "event": "an event"}
-SITUATIONS = ("report", "stimulus", "refused", "refused_value", "busy_config", "busy")
+SITUATIONS = ("report", "stimulus", "refused", "refused_value", "busy_config", "busy", "reset_busy")
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 _TOP = {"protocol": True, "enums": True, "params": True, "messages": True, "units": True}
@@ -39,7 +39,8 @@ _DECISION_ID = re.compile(r"([A-Z]{2})-([1-9][0-9]*)\Z")
 _UNIT = {"title": True, "section": True, "verdict": True, "outcome_field": True, "power_on_state": True,
          "capabilities": True, "enums": False, "anchors": True, "time_fields": True, "cross_rules": False,
          "field_enums": True, "situations": True, "switches": False, "latest_after_input": True,
-         "variants": False}
+         "variants": False, "valued_inputs": False,
+         "scheduled_times": False, "optional_times": False}
 
 _CONSTRUCT = yaml.constructor.SafeConstructor()
 _SCALARS = {
@@ -345,6 +346,9 @@ class _Reader:
         out["enums"] = self.names(m["enums"][1], f"{where} enums", list(enums), "enum") if "enums" in m else []
         if "switches" in m:
             out["switches"] = self.switches(m["switches"][1], where, kind)
+        if "valued_inputs" in m:
+            out["valued_inputs"] = self.names(m["valued_inputs"][1], f"{where} valued_inputs",
+                                              list(enums.get(f"{kind}_input", ())), "input")
         out["anchors"] = {}
         for name, (k, v) in self.mapping(m["anchors"][1], f"{where} anchors").items():
             self.name(k, f"{where} anchors")
@@ -352,6 +356,21 @@ class _Reader:
         out["latest_after_input"] = self.latest(m["latest_after_input"][1], where, out, list(events), params)
         times = sorted({f["name"] for e in events.values() for f in e["fields"] if f["type"] == "u32"})
         out["time_fields"] = self.names(m["time_fields"][1], f"{where} time_fields", times, "u32 event field")
+        verdict_fields = {f["name"]: f for f in events[out["verdict"]]["fields"]}
+        if "scheduled_times" in m:
+            out["scheduled_times"] = {}
+            for name, (k, v) in self.mapping(m["scheduled_times"][1], f"{where} scheduled_times").items():
+                self.one_of(k, f"{where} scheduled_times", list(events), "event")
+                out["scheduled_times"][name] = self.one_of(v, f"{where} scheduled_times {name}",
+                                                           out["time_fields"], "time field")
+        if "optional_times" in m:
+            out["optional_times"] = {}
+            for name, (k, v) in self.mapping(m["optional_times"][1], f"{where} optional_times").items():
+                self.one_of(k, f"{where} optional_times", [n for n in out["time_fields"] if n in verdict_fields],
+                            "time field of the verdict")
+                out["optional_times"][name] = self.one_of(v, f"{where} optional_times {name}",
+                                                          [n for n, f in verdict_fields.items() if f["type"] == "i32"],
+                                                          "i32 field of the verdict")
         out["cross_rules"] = []
         for n in self.seq(m["cross_rules"][1], f"{where} cross_rules") if "cross_rules" in m else ():
             text = self.text(n, f"{where} cross_rules")
@@ -439,6 +458,9 @@ class _Reader:
             if not seq:
                 self.fail(n, f"{where}.{key}", "an empty list (write null when the unit has no such situation)")
             out[key] = [self.stimulus(s, f"{where}.{key}", kind) for s in seq]
+        events = [m["name"] for m in self.raw["messages"] if m["class"] == "event" and kind in m.get("units", ())]
+        out["reset_busy"] = [self.one_of(n, f"{where}.reset_busy", events, "event of this unit")
+                             for n in self.seq(m["reset_busy"][1], f"{where}.reset_busy")]
         out["busy_config"] = {}
         limits = {p["name"]: p for p in self.raw["params"]}
         for name, (k, v) in self.mapping(m["busy_config"][1], f"{where}.busy_config").items():

@@ -578,6 +578,19 @@ class ReversedRead(Device):
         super().receive(rest)
 
 
+class ResetKeepsQuiet(Firmware):
+    """Starts a new game on RESET new_game without closing what ran: no SD_CARDS(0) for the tray it
+    empties, no LA_RESULT for the burst it stops."""
+
+    def _new_game(self, t):
+        emit = self.emit
+        self.emit = lambda cls, **fields: None if cls.NAME in ("SD_CARDS", "LA_RESULT") else emit(cls, **fields)
+        try:
+            super()._new_game(t)
+        finally:
+            del self.emit
+
+
 # ---- the table: each check, the mutant that fails it, and the words its detail must have ----
 
 def _key(c) -> str:
@@ -651,6 +664,9 @@ MUTANTS = [
     Mutant(AnyModeNewGame, "reset.reset_bad_mode", "expected NAK bad_value, got ACK"),
     Mutant(NewGameBeforeModeCheck, "reset.reset_bad_mode", "the unit sent STATE"),
     Mutant(NewGameDropsStimuli, "reset.reset_new_game", "left 0 stimuli pending, expected 1"),
+    Mutant(ResetKeepsQuiet, "reset.reset_in_play", "emitted nothing before STATE, expected ['SD_CARDS']"),
+    Mutant(ResetKeepsQuiet, "reset.reset_in_play", "emitted nothing before STATE, expected ['LA_RESULT']",
+           kind="launcher"),
     Mutant(RebootKeepsStimuli, "reset.reboot_restores", "stimuli survived RESET reboot"),
     Mutant(ResendNewTimes, "events.resend", "originally"),
     Mutant(EmptyResendIsEverything, "events.resend_nothing", "EVENT_RESEND count 0: ACK value"),

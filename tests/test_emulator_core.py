@@ -408,7 +408,8 @@ def test_reset_new_game_during_countdown_turns_lights_off_and_stops():
     ack = p.request(msg.RESET(0))
     p.run_for(10_000_000)
     after = [f for f in p.frames if f.seq > ack.seq]
-    assert [(f.name, f.msg[1:]) for f in after] == [("LIGHT", (ENUMS["showdown_light"].red, 0, 255)),
+    assert [(f.name, f.msg[1:]) for f in after] == [("SD_CARDS", (0,)),      # the count of the tray goes
+                                                    ("LIGHT", (ENUMS["showdown_light"].red, 0, 255)),
                                                     ("STATE", (0, 2))]
 
 
@@ -531,3 +532,56 @@ def test_input_written_at_a_timeout_instant_comes_after_injects_and_before_timer
     order = [(f.name, f.msg.input if f.name == "INPUT_SEEN" else None) for f in p.events() if f.time_us == 500_000]
     assert order[:3] == [("INPUT_SEEN", B), ("INPUT_SEEN", A), ("LIGHT", None)]
     assert p.events("SD_GREEN")[0].time_us == 500_000
+
+
+# ---- PR-3, PR-4, PR-5 ----
+
+@pytest.mark.parametrize("kind, inp", [("showdown", A), ("showdown", TIMER), ("flash", 8), ("launcher", 0)])
+def test_a_value_on_an_input_that_takes_none_is_refused_bad_value(kind, inp):
+    """PR-3: INPUT: NAK bad_value then INPUT_SEEN refused with the value sent; INJECT: INPUT_SEEN
+    refused at its time. The unit does nothing with the edge."""
+    p = Probe(VirtualLink(kind, 1))
+    p.wait_event("BOOT")
+    nak(p.request(msg.INPUT(inp, PRESS, 3)), "bad_value")
+    t = p.link.device.now() + 100
+    assert p.request(msg.INJECT(t, inp, PRESS, 1)).name == "ACK"
+    p.run_for(1000)
+    seen = [f for f in p.events("INPUT_SEEN")]
+    assert [(f.msg.value, f.msg.source, f.msg.disposition, f.msg.detail) for f in seen] == [
+        (3, SRC.host, DISP.refused, ERR.bad_value), (1, SRC.injected, DISP.refused, ERR.bad_value)]
+    assert [f.name for f in p.events()] == ["BOOT", "INPUT_SEEN", "INPUT_SEEN"]
+    assert p.request(msg.INPUT(inp, PRESS, 0)).name in ("ACK", "NAK")      # value 0: the unit's own rules
+
+
+def test_values_still_count_cards_and_speeds():
+    p = make()
+    assert p.request(msg.INPUT(LOAD, PRESS, 3)).name == "ACK"
+    f = Probe(VirtualLink("flash", 1))
+    assert f.request(msg.INPUT(10, PRESS, 2)).name == "ACK"                  # speed_switch: four_seconds
+
+
+@pytest.mark.parametrize("kind", ["flash", "launcher"])
+def test_landing_sensor_is_a_showdown_capability_only(kind):
+    """PR-4: a unit of another kind keeps the bit clear, and the emulator has no such option for it."""
+    ident = Probe(VirtualLink(kind, 1)).request(msg.HELLO(1, 0)).msg
+    assert not ident.caps & (1 << ENUMS["capability"].landing_sensor)
+    with pytest.raises(TypeError, match="landing_sensor"):
+        VirtualLink(kind, 1, landing_sensor=1)
+
+
+def test_reset_new_game_turns_lights_off_in_light_then_target_order():
+    """PR-5: the Flash buzzer player's light was lit before the opponents'; off, they go by button."""
+    p = Probe(VirtualLink("flash", 4))                                          # seed 4 selects player 2
+    p.wait_event("BOOT")
+    for i in (0, 1, 2):
+        p.request(msg.INPUT(i, PRESS, 0))
+    p.request(msg.INPUT(8, PRESS, 0))
+    p.request(msg.INPUT(8, RELEASE, 0))
+    current = p.events("FL_SELECTED")[-1].msg.player
+    p.request(msg.INPUT(9, PRESS, 0))                                          # BUZZER: opponents flash
+    lit = [f.msg.target for f in p.events("LIGHT")]
+    assert lit == [2, 0, 1] and current == 2
+    ack = p.request(msg.RESET(0))
+    p.run_for(1000)
+    after = [(f.name, f.msg.target if f.name == "LIGHT" else None) for f in p.frames if f.seq > ack.seq]
+    assert after == [("LIGHT", 0), ("LIGHT", 1), ("LIGHT", 2), ("STATE", None)]

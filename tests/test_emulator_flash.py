@@ -645,7 +645,8 @@ def test_reaction_excludes_the_pause():
 SLEEP = 10_000_000
 
 
-def test_sleep_after_inactivity_and_wake_to_paused():
+def test_sleep_after_inactivity_and_one_play_pause_resumes_play():
+    """Document 003: paused or asleep, one PLAY/PAUSE resumes the game (FL-11)."""
     u = Unit(seed=20, sleep_after_us=SLEEP)
     first = u.start(speed=SPEED.four_seconds)
     last = T0 + 1_000_000
@@ -664,29 +665,50 @@ def test_sleep_after_inactivity_and_wake_to_paused():
     assert u.trace(w, w) == [
         (w, "FL_SLEEP", (0,)), (w, "SOUND", (SOUND.wake, 0)),
         (w, "LIGHT", (LIGHT_PLAYER, ON, first)),
-        (w, "STATE", (ST.paused, ST.asleep)),
+        (w, "FL_PAUSE", (0, 3_000_000)),                    # the pause it slept in ends with it
+        (w, "STATE", (ST.turn, ST.asleep)),
     ]
-    r = w + 1_000_000
-    u.tap(r, PLAY)
-    u.inject(r + 2_999_999, first)
-    u.until(r + 3_000_000)
-    assert tuple(u.p.events("FL_PAUSE")[-1].msg[1:]) == (0, 3_000_000)
+    u.inject(w + 2_999_999, first)                          # the turn's last microsecond
+    u.until(w + 3_000_000)
+    assert not u.p.events("FL_TIMEOUT")
     assert u.p.events("FL_TURN_END")[0].msg.elapsed_us == SHORT - 1
     assert [m.disposition for m in u.seen(first)] == [DISP.acted, DISP.reported, DISP.acted]
 
 
-def test_sleep_during_a_turn_freezes_it_and_wakes_to_paused():
+def test_sleep_during_a_turn_freezes_it_and_play_pause_resumes_it():
     u = Unit(seed=22, sleep_after_us=SLEEP, turn_long_us=20_000_000)
-    first = u.start(speed=SPEED.six_seconds)
+    u.start(speed=SPEED.six_seconds)
     s = T0 + 1 + SLEEP                                      # PLAY/PAUSE released at T0 + 1
     u.until(s + 100_000_000)
     assert [f.time_us for f in u.p.events("FL_SLEEP")] == [s] and not u.p.events("FL_TIMEOUT")
     w = u.now() + 1
     u.tap(w, PLAY)
-    u.tap(w + 100, PLAY)
-    u.until(w + 100 + 10_000_000)
-    assert tuple(u.p.events("FL_PAUSE")[0].msg[1:]) == (0, 10_000_000 - 1)
-    assert [f.time_us for f in u.p.events("FL_TIMEOUT")] == [w + 100 + 10_000_000 - 1]
+    u.until(w)
+    assert u.trace(w, w)[-1] == (w, "STATE", (ST.turn, ST.asleep))
+    assert not u.p.events("FL_PAUSE")                       # it never paused
+    u.until(w + 10_000_000)
+    assert [f.time_us for f in u.p.events("FL_TIMEOUT")] == [w + 10_000_000 - 1]
+
+
+def test_asleep_while_flagged_wakes_flagged_and_the_flashing_button_selects():
+    """Document 003: on resuming, a flashing Player button is pressed to select the next player."""
+    u = Unit(seed=21, sleep_after_us=SLEEP)
+    first = u.start(speed=SPEED.four_seconds)
+    timeout = T0 + SHORT
+    s = timeout + SLEEP                                     # no edge since the PLAY/PAUSE release
+    u.until(s)
+    assert (u.state(), u.p.events("FL_TIMEOUT")[0].time_us) == (ST.asleep, timeout)
+    w = s + 1_000_000
+    u.tap(w, PLAY)
+    u.until(w)
+    assert u.trace(w, w) == [
+        (w, "FL_SLEEP", (0,)), (w, "SOUND", (SOUND.wake, 0)),
+        (w, "LIGHT", (LIGHT_PLAYER, FLASH, first)),
+        (w, "STATE", (ST.flagged, ST.asleep)),
+    ]
+    u.inject(w + 500_000, first)
+    u.until(w + 500_000)
+    assert u.selected().reason == SEL.after_timeout and u.state() == ST.turn
 
 
 def test_any_edge_restarts_the_inactivity_period():

@@ -8,7 +8,7 @@ from collections import Counter
 
 import pytest
 
-from protocol import ENUMS, PARAMS_BY_NAME, StreamDecoder, encode, msg
+from protocol import ENUMS, NONE_U8, PARAMS_BY_NAME, StreamDecoder, encode, msg
 from protocol.devtime import wrap
 from protocol.algorithms import Pcg32, burst_total, burst_weights, fire_chance, fires, sample_burst
 
@@ -20,6 +20,8 @@ DISP = ENUMS["disposition"]
 SRC = ENUMS["input_source"]
 ST = ENUMS["launcher_state"]
 SOUND = ENUMS["launcher_sound"]
+LIGHT = ENUMS["launcher_light"]
+MODE = ENUMS["light_mode"]
 BUTTON, DOOR, LOAD, POWER = 0, 1, 2, 3
 PRESS, RELEASE = 1, 0
 MOTOR, INTERVAL = 150_000, 40_000
@@ -163,7 +165,8 @@ def test_a_press_that_fires_nothing_is_decided_at_the_press():
     u.inject(T0, BUTTON)
     u.until(T0 + 1_000_000)
     assert u.trace(T0) == [(T0, "SOUND", (SOUND.ding, 0)), (T0, "LA_DING", (1, 0, 250)),
-                           (T0, "LA_RESULT", (1, T0, 0, 0, 5, 0, 5, T0))]
+                           (T0, "LA_RESULT", (1, T0, 0, 0, 5, 0, 5, T0)),
+                           (T0, "LIGHT", (LIGHT.top, MODE.flash, NONE_U8))]    # the chance rises (LA-11)
 
 
 def test_motor_zero_throws_the_first_card_at_the_press():
@@ -184,6 +187,7 @@ def test_the_burst_stops_when_the_magazine_runs_out():
         (last, "LA_CARD", (2, 0, 3)),
         (last, "LA_RESULT", (1, T0, 8, 3, 0, 3, 3, last)),       # planned 8, fired 3: LA_RESULT first
         (last, "LA_EMPTY", (3,)),
+        (last, "SOUND", (SOUND.empty, 0)),
         (last, "STATE", (ST.ready, ST.firing)),
     ]
 
@@ -195,7 +199,8 @@ def test_an_empty_magazine_dings_reports_and_draws_nothing():
     u.until(T0 + 10_000)
     t = T0 + 2000
     assert u.trace(t) == [(t, "SOUND", (SOUND.ding, 0)), (t, "LA_DING", (3, 0, 250)),
-                          (t, "LA_RESULT", (3, t, 0, 0, 0, 0, 0, t)), (t, "LA_EMPTY", (0,))]
+                          (t, "LA_RESULT", (3, t, 0, 0, 0, 0, 0, t)), (t, "LA_EMPTY", (0,)),
+                          (t, "SOUND", (SOUND.empty, 0))]
     # no draw was made: the first press with cards draws what a fresh generator draws
     u.load(40)
     got = _press_run(u, 1)
@@ -438,6 +443,66 @@ def test_reset_new_game_empties_the_counters_and_keeps_the_door():
     u.input(POWER, RELEASE)
     assert u.p.request(msg.RESET(0)).name == "ACK"
     assert u.status().state == ST.off
+
+
+def test_reset_new_game_during_a_burst_closes_the_press():
+    """LA-13: as at a switch-off, the press a ding opened gets its LA_RESULT, then STATE."""
+    u = Unit(seed=14, fire_base_permille=1000, burst_min=6, burst_mode=6, burst_max=6)
+    u.load(20)
+    u.inject(T0, BUTTON)
+    u.until(T0 + MOTOR + INTERVAL + 100)                            # two cards out
+    t = u.now()
+    ack = u.p.request(msg.RESET(0))
+    u.until(t + 1_000_000)
+    after = [(f.name, tuple(f.msg[1:])) for f in u.p.frames if f.seq > ack.seq]
+    assert after == [("LA_RESULT", (1, T0, 6, 2, 18, 2, 20, t)), ("STATE", (ST.ready, ST.firing))]
+    assert len(u.p.events("LA_CARD")) == 2 and u.status().cards == 0
+
+
+# ---- the unit at boot, its top light and its sounds (LA-10 .. LA-12) ----
+
+def test_at_boot_the_launcher_is_ready_empty_and_dark():
+    """LA-10: switched on, door closed, magazine empty, counters and streak 0, no light lit."""
+    u = Unit(seed=3)
+    assert [f.name for f in u.p.events()] == ["BOOT"]
+    s = u.status()
+    assert (s.state, s.cards) == (ST.ready, 0)
+    u.input(BUTTON)
+    assert tuple(u.p.events("LA_DING")[-1].msg[1:]) == (1, 0, 250)
+    assert not u.p.events("LIGHT")                                  # an empty magazine's press: no trial
+
+
+def test_the_top_light_flashes_from_an_empty_press_until_the_streak_restarts():
+    """LA-11: one LIGHT per change: flashing at the first press that fires nothing, off when the
+    press fires, when the door closes, at a switch-off."""
+    u = Unit(seed=1, fire_base_permille=0, fire_step_permille=0)     # never fires
+    u.load(10)
+    for k in range(3):
+        u.inject(T0 + k * 1000, BUTTON)
+    u.until(T0 + 10_000)
+    top = [(t, p) for t, n, p in u.trace() if n == "LIGHT"]
+    assert top == [(T0, (LIGHT.top, MODE.flash, NONE_U8))]
+    u.input(DOOR)
+    u.input(DOOR, RELEASE)
+    assert tuple(u.p.events("LIGHT")[-1].msg[1:]) == (LIGHT.top, MODE.off, NONE_U8)
+    assert [f.name for f in u.p.events()][-3:] == ["LA_DOOR", "LIGHT", "STATE"]
+    u.inject(u.now() + 10, BUTTON)
+    u.inject(u.now() + 20, POWER, RELEASE)
+    u.until(u.now() + 30)
+    assert [f.name for f in u.p.events() if f.name != "INPUT_SEEN"][-3:] == ["LIGHT", "LIGHT", "STATE"]   # on, off
+    assert u.p.events("LIGHT")[-1].msg.mode == MODE.off
+
+
+def test_a_firing_press_puts_the_top_light_out():
+    u = Unit(seed=2, fire_base_permille=0, fire_step_permille=1000)  # the second press always fires
+    u.load(10)
+    u.inject(T0, BUTTON)
+    u.inject(T0 + 1000, BUTTON)
+    u.until(T0 + 2000)
+    t = T0 + 1000
+    assert [(n, p) for _, n, p in u.trace(t) if n in ("SOUND", "LIGHT", "STATE")] == [
+        ("SOUND", (SOUND.ding, 0)), ("SOUND", (SOUND.fire, 0)),
+        ("LIGHT", (LIGHT.top, MODE.off, NONE_U8)), ("STATE", (ST.firing, ST.ready))]
 
 
 # ---- accounting over long random runs ----

@@ -203,6 +203,7 @@ def test_press_one_us_before_green_is_a_false_start():
         (fs, "LIGHT", (LIGHT.red, 1, B)),
         (fs, "SOUND", (SOUND.false_start, 0)),
         (fs, "SD_LAUNCH", (B, 3)),                  # the cards fly at the false starter
+        (fs, "SOUND", (SOUND.launch, 0)),
         (fs, "SD_VERDICT", tuple(m[1:])),
         (fs, "STATE", (ST.empty, ST.countdown)),
     ]
@@ -276,6 +277,7 @@ def test_first_press_wins_verdict_exactly_one_window_later():
     u.settle()
     assert [e for e in u.trace(t1) if e[1] != "INPUT_SEEN"] == [
         (t1, "SD_LAUNCH", (B, 2)),
+        (t1, "SOUND", (SOUND.launch, 0)),
         (t1, "STATE", (ST.racing, ST.go)),
         (t1 + W, "LIGHT", (LIGHT.green, 0, NONE)),
         (t1 + W, "SD_VERDICT", tuple(m[1:])),
@@ -363,7 +365,7 @@ def test_tie_timeline():
     u.settle()
     m = v.msg
     names = [(t, n) for t, n, _ in u.trace(t1) if n != "INPUT_SEEN"]
-    assert names == [(t1, "SD_LAUNCH"), (t1, "STATE"), (t1 + FLIGHT, "SD_LANDING"), (t1 + FLIGHT, "LIGHT"),
+    assert names == [(t1, "SD_LAUNCH"), (t1, "SOUND"), (t1, "STATE"), (t1 + FLIGHT, "SD_LANDING"), (t1 + FLIGHT, "LIGHT"),
                      (t1 + FLIGHT, "SD_VERDICT"), (t1 + FLIGHT, "STATE")]
     assert u.p.events("SD_LAUNCH")[0].msg.toward == B       # A's press came first
     assert (m.press_a_us, m.press_b_us, m.decisive_us) == (t1, t1, t1)
@@ -530,3 +532,96 @@ def test_without_landing_sensor_a_tie_is_left_to_the_players():
     assert (m.reason, m.loser, m.landed_a, m.landed_b, m.cards) == (R.line_tiebreak, NONE, NONE_U8, NONE_U8, 3)
     assert (m.decisive_us, m.knowable_us, v.time_us) == (GREEN + 5100, GREEN + 5000 + FLIGHT, GREEN + 5000 + FLIGHT)
     assert not p.events("SD_LANDING")
+
+
+# ---- SD-12 .. SD-15 ----
+
+@pytest.mark.parametrize("cards", [0, 2])
+def test_a_paddle_in_empty_or_loaded_is_reported_and_changes_nothing(cards):
+    """SD-12: no countdown runs, so a paddle can neither start nor false-start anything."""
+    u = Unit(cards=cards)
+    u.inject(T0, A)
+    u.inject(T0 + 10, B)
+    u.settle(1_000_000)
+    assert [e[1] for e in u.trace()] == ["INPUT_SEEN", "INPUT_SEEN"]
+    assert [m.disposition for m in seen(u, A) + seen(u, B)] == [DISP.reported, DISP.reported]
+    s = u.p.request(msg.STATUS_GET()).msg
+    assert (s.state, s.cards) == ((ST.loaded, 2) if cards else (ST.empty, 0))
+    if not cards:
+        u.p.request(msg.INPUT(LOAD, PRESS, 1))
+    g = u.timer(u.link.device.now() + 1000)                 # the race after them is a normal one
+    u.inject(g + 150_000, A)
+    assert (u.verdict().msg.reason, u.state()) == (R.first_press, ST.empty)
+
+
+def test_a_second_press_inside_the_window_ties_even_after_the_go_timeout():
+    """SD-13: the go timeout bounds the first press only; the tie window of a first press just
+    before it runs on past it."""
+    u = Unit(cards=3)
+    u.timer()
+    t1 = GREEN + GO - 1
+    u.inject(t1, A)
+    u.inject(t1 + W - 1, B)                                 # 998 us after the go timeout
+    v = u.verdict()
+    u.settle()
+    assert v.msg.reason in (R.line_tiebreak, R.even_split)
+    assert (v.time_us, v.msg.press_b_us, v.msg.reaction_b_us) == (t1 + FLIGHT, t1 + W - 1, GO + W - 2)
+    assert [m.disposition for m in seen(u, B)] == [DISP.acted]
+    assert len(u.p.events("SD_VERDICT")) == 1 and u.p.events("SD_LANDING")
+
+
+def test_reset_new_game_forgets_the_cards_and_abandons_the_race_without_a_verdict():
+    """SD-15 (SPEC 4.9): the counts go first, then the lights in id order, then STATE."""
+    u = Unit(cards=2)
+    u.timer()
+    u.p.run_for(GREEN + 1000 - u.link.device.now())           # in go: the green light flashes
+    ack = u.p.request(msg.RESET(0))
+    u.settle()
+    after = [(f.name, tuple(f.msg[1:])) for f in u.p.frames if f.seq > ack.seq]
+    assert after == [("SD_CARDS", (0,)), ("LIGHT", (LIGHT.green, 0, NONE)), ("STATE", (ST.empty, ST.go))]
+    assert not u.p.events("SD_VERDICT")
+    ack = u.p.request(msg.RESET(0))                           # nothing held, nothing lit: STATE alone
+    u.settle(1000)
+    assert [(f.name, tuple(f.msg[1:])) for f in u.p.frames if f.seq > ack.seq] == [("STATE", (ST.empty, ST.empty))]
+
+
+def _tie_then_race(landing_sensor: int) -> tuple:
+    link = VirtualLink("showdown", 9, landing_sensor=landing_sensor)
+    p = Probe(link)
+    p.wait_event("BOOT")
+    p.request(msg.INPUT(LOAD, PRESS, 3))
+    p.request(msg.INJECT(T0, TIMER, PRESS, 0))
+    p.request(msg.INJECT(GREEN_RANDOM_LATEST + 200_000, A, PRESS, 0))
+    p.request(msg.INJECT(GREEN_RANDOM_LATEST + 200_100, B, PRESS, 0))
+    first = p.wait_event("SD_VERDICT", 100_000_000).msg
+    p.request(msg.INPUT(LOAD, PRESS, 1))
+    t = link.device.now() + 1000
+    p.request(msg.INJECT(t, TIMER, PRESS, 0))
+    p.wait(lambda f: f.name == "SD_GREEN" and f.time_us > t, 100_000_000)
+    return first, p.events("SD_GREEN")[-1].time_us - t
+
+
+GREEN_RANDOM_LATEST = T0 + 6_000_000        # the default countdown is at most 6 s
+
+
+def test_a_unit_without_a_landing_sensor_still_draws_the_line():
+    """SD-11: both kinds of unit consume the same draws, so the next countdown is the same."""
+    with_sensor, countdown_after = _tie_then_race(1)
+    without, countdown_after_without = _tie_then_race(0)
+    assert with_sensor.reason in (R.line_tiebreak, R.even_split) and with_sensor.landed_a != NONE_U8
+    assert (without.reason, without.loser, without.landed_a) == (R.line_tiebreak, NONE, NONE_U8)
+    assert countdown_after == countdown_after_without
+
+
+def test_every_launch_sounds():
+    """SD-14: SOUND(launch) follows each SD_LAUNCH, on a false start as on a first press."""
+    u = Unit(cards=2)
+    u.timer()
+    u.inject(GREEN - 100, A)
+    u.verdict()
+    u.p.request(msg.INPUT(LOAD, PRESS, 1))
+    g = u.timer(u.link.device.now() + 1000)
+    u.inject(g + 100_000, B)
+    u.settle()
+    names = [n for _, n, p in u.trace() if n in ("SD_LAUNCH", "SOUND") and (n == "SD_LAUNCH" or p[0] == SOUND.launch)]
+    assert names == ["SD_LAUNCH", "SOUND"] * 2

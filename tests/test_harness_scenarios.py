@@ -16,6 +16,7 @@ from harness.run import runner as runner_module
 from harness.run.runner import WAIT_MARGIN_US, Runner
 from harness.scenarios.load import ScenarioError, load_paths, loads
 from protocol import StreamDecoder
+from protocol import catalogue as cat
 from protocol.algorithms import Pcg32
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -82,13 +83,14 @@ expect: {}
 def test_covers_names_decisions_of_the_scenarios_own_unit_with_the_valid_choices():
     (sc,) = loads(GOOD.replace("seed: 5", "seed: 5\ncovers: [SD-2, SD-9]"))
     assert sc.covers == ("SD-2", "SD-9")
-    text = GOOD.replace("seed: 5", "seed: 5\ncovers: [SD-2, FL-3, SD-12, SD-2]")
+    text = GOOD.replace("seed: 5", "seed: 5\ncovers: [SD-2, FL-3, SD-99, SD-2]")
     with pytest.raises(ScenarioError) as exc:
         loads(text, "c.yaml")
     got = {(p.line, p.col): p.message for p in exc.value.problems}
     assert set(got) == {(5, 16), (5, 22), (5, 29)}, got
     assert got[(5, 16)].startswith("FL-3 is a decision of the flash unit; the showdown unit's are: SD-1, SD-2,")
-    assert got[(5, 22)].startswith("unknown decision id 'SD-12'") and got[(5, 22)].endswith("SD-10, SD-11")
+    last = [d.id for d in cat.UNITS["showdown"].decisions][-2:]
+    assert got[(5, 22)].startswith("unknown decision id 'SD-99'") and got[(5, 22)].endswith(", ".join(last))
     assert got[(5, 29)] == "SD-2 named twice"
 
 

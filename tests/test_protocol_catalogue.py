@@ -64,7 +64,9 @@ def test_cross_rules_are_spec_4_7():
 def test_situations_name_real_inputs_actions_and_params(kind):
     u = UNITS[kind]
     params = {p.name: p for p in u.params}
-    assert set(u.situations) == {"report", "stimulus", "refused", "refused_value", "busy_config", "busy"}
+    assert set(u.situations) == {"report", "stimulus", "refused", "refused_value", "busy_config", "busy",
+                                 "reset_busy"}
+    assert set(u.situations["reset_busy"]) <= u.events
 
     def triple(t):
         assert isinstance(t, tuple) and len(t) == 3, t

@@ -36,6 +36,7 @@ def judge(sc: Scenario, env: dict, race, events: list[Frame], scheduled: list[tu
             if f is not None:
                 race.timing_errors_us.append(f.dev_us - at)
     fails = race.failures
+    late = _timer_lateness(events, unit, fails)
     for step, inp, edge, at in scheduled:
         if step.expect is None:
             continue
@@ -55,7 +56,7 @@ def judge(sc: Scenario, env: dict, race, events: list[Frame], scheduled: list[tu
         if exp.when is not None and not expr.evaluate(exp.when, env):
             continue
         prefix = f"[when {exp.when_text}] " if exp.when is not None else ""
-        fails.extend(prefix + x for x in _check(exp, unit, events, verdict_frames, race))
+        fails.extend(prefix + x for x in _check(exp, unit, events, verdict_frames, race, late))
     if fails:
         race.status = Outcome.FAIL
     race.unit = unit
@@ -69,11 +70,12 @@ def latency(v: Frame, est: ClockEstimate | None) -> dict:
         decisive_raw = getattr(m, "press_us", None)
     knowable_raw = getattr(m, "knowable_us", None)
     out: dict = {}
-    if decisive_raw is None or decisive_raw == cat.NONE_U32:
+    if decisive_raw is None:
         return out
+    # these fields always hold a time, 0xFFFFFFFF included (PR-2: only optional times can be none)
     decisive = v.dev_us + devtime.diff(decisive_raw, v.time_us)
     out["device_us"] = v.dev_us - decisive
-    if knowable_raw is not None and knowable_raw != cat.NONE_U32:
+    if knowable_raw is not None:
         knowable = v.dev_us + devtime.diff(knowable_raw, v.time_us)
         out["inherent_us"] = knowable - decisive
         out["processing_us"] = v.dev_us - knowable
@@ -81,6 +83,31 @@ def latency(v: Frame, est: ClockEstimate | None) -> dict:
         out["host_us"] = round(v.host_us - est.to_host(decisive))
         if "inherent_us" in out:
             out["host_processing_us"] = round(v.host_us - est.to_host(decisive + out["inherent_us"]))
+    return out
+
+
+def _timer_lateness(events: list[Frame], unit, fails: list[str]) -> list[int]:
+    """Per verdict, how late the unit stamped the timer events whose scheduled time that verdict
+    carries (PR-1: SD_GREEN against green_us): a unit MAY stamp them late, never early. A stimulus
+    anchored on such an event lands that much late, so a reaction may be off by that much."""
+    out: list[int] = []
+    last: dict[str, Frame] = {}
+    for f in events:
+        name = f.msg.NAME
+        if name in unit.scheduled_times:
+            last[name] = f
+        elif name == unit.verdict:
+            late = 0
+            for event, field in unit.scheduled_times.items():
+                e = last.pop(event, None)
+                if e is None:
+                    continue
+                scheduled = f.dev_us + devtime.diff(getattr(f.msg, field), f.time_us)
+                if e.dev_us < scheduled:
+                    fails.append(f"{event} stamped {scheduled - e.dev_us} us before its scheduled time "
+                                 f"({unit.verdict}.{field}): a timer event is never early (SPEC PR-1)")
+                late = max(late, e.dev_us - scheduled)
+            out.append(late)
     return out
 
 
@@ -111,7 +138,8 @@ def _named_fields(f: Frame, unit, start: int | None = None) -> dict:
             out[fd.name] = "none" if val == cat.NONE_U8 and name == str(val) else name
         elif fd.count > 1:
             out[fd.name] = [None if x == cat.NONE_I32 else x for x in val]
-        elif (fd.type == "u32" and val == cat.NONE_U32) or (fd.type == "i32" and val == cat.NONE_I32) \
+        elif (fd.type == "u32" and val == cat.NONE_U32 and _time_is_none(f, fd.name, unit)) \
+                or (fd.type == "i32" and val == cat.NONE_I32) \
                 or (fd.type == "u8" and val == cat.NONE_U8 and fd.name.startswith("landed")):
             out[fd.name] = None
         elif start is not None and fd.name in unit.time_fields:
@@ -121,30 +149,45 @@ def _named_fields(f: Frame, unit, start: int | None = None) -> dict:
     return out
 
 
+def _time_is_none(f: Frame, name: str, unit) -> bool:
+    """Whether a u32 field holding NONE_U32 means none (PR-2): a device time is none only where the
+    catalogue pairs it with an i32 that is NONE_I32 (press_a_us with reaction_a_us); any other time
+    field holding 0xFFFFFFFF holds that device time."""
+    if name not in unit.time_fields:
+        return True
+    pair = unit.optional_times.get(name)
+    return pair is not None and getattr(f.msg, pair) == cat.NONE_I32
+
+
 def event_record(f: Frame, start: int, unit) -> dict:
     return {"t_us": f.dev_us - start, "event": f.msg.NAME, "fields": _named_fields(f, unit, start)}
 
 
-def _match_fields(f: Frame, fields: dict[str, Matcher], tolerance: int = 0) -> list[str]:
+def _match_fields(f: Frame, fields: dict[str, Matcher], tolerance: int = 0, unit=None) -> list[str]:
     """Fields that do not match; reaction times may be off by tolerance (see _check)."""
     bad = []
     for name, m in fields.items():
         v = getattr(f.msg, name)
         if not m.check(v, tolerance if name.startswith("reaction_") else 0):
             bad.append(f"{name}: expected {m.describe()}, got {v}")
+        elif unit is not None and v == cat.NONE_U32 and name in unit.optional_times \
+                and not _time_is_none(f, name, unit) and m.kind in ("eq", "any") and cat.NONE_U32 in m.values:
+            bad.append(f"{name}: expected {m.describe()}, got a time, {v} (its {unit.optional_times[name]} is set)")
     return bad
 
 
-def _check(exp: Expectation, unit, events: list[Frame], verdicts: list[Frame], race) -> list[str]:
+def _check(exp: Expectation, unit, events: list[Frame], verdicts: list[Frame], race, late: list[int]) -> list[str]:
     out: list[str] = []
     # Host-timed presses land where the host managed to put them: a reaction counts from the
     # press as it landed, so it may be off by the race's measured timing error, no more.
     tol = max((abs(e) for e in race.timing_errors_us), default=0)
+    # A press anchored on a timer event the unit stamped late lands late by as much (PR-1).
+    late = late or [0]
     if exp.verdicts:
         if len(verdicts) != len(exp.verdicts):
             out.append(f"expected {len(exp.verdicts)} {unit.verdict} event(s), got {len(verdicts)}")
         for i, (want, f) in enumerate(zip(exp.verdicts, verdicts)):
-            for b in _match_fields(f, want, tol):
+            for b in _match_fields(f, want, tol + (late[i] if i < len(late) else 0), unit):
                 out.append(f"verdict[{i}].{_describe_named(b, f, unit)}")
     if exp.events:
         i = 0
@@ -175,13 +218,14 @@ def _check(exp: Expectation, unit, events: list[Frame], verdicts: list[Frame], r
             out.append(f"latency.{name}: expected {m.describe()} us, got {v} us")
     if exp.reaction and verdicts:
         v = verdicts[-1].msg
+        rtol = tol + late[-1]
         for who, m in exp.reaction.items():
             val = _reaction(v, who)
             if val is None:
                 out.append(f"reaction.{who}: the verdict has no such reaction time")
-            elif not m.check(val, tol):
-                out.append(f"reaction.{who}: expected {m.describe()} us" + (f" (within the {tol} us the host's "
-                           f"presses were off)" if tol else "") + f", got {val} us")
+            elif not m.check(val, rtol):
+                out.append(f"reaction.{who}: expected {m.describe()} us" + (f" (within the {rtol} us the host's "
+                           f"presses were off)" if rtol else "") + f", got {val} us")
     elif exp.reaction:
         out.append("reaction times expected but no verdict arrived")
     return out

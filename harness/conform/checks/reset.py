@@ -8,6 +8,11 @@ from harness.conform.registry import END, START, check
 from harness.conform.wire import changes_nothing, expect, show, ACTION, REPLY_TIMEOUT_US
 
 
+# long enough for a verdict the abandoned play would have had: a Showdown countdown at the defaults
+# (at most 5 s) and a turn of 4 s both end inside it
+LONGEST_TIMER_US = 6_000_000
+
+
 @check("4.9", "RESET reboot: ACK, then BOOT(event_seq 0, header seq 0, reset_command), new boot_id", phase=START)
 def reboot(cs):
     w = cs.w
@@ -63,6 +68,46 @@ def reset_new_game(cs):
     if cs.has("test_mode"):
         expect(st.pending_injects == 1, f"RESET new_game left {st.pending_injects} stimuli pending, expected 1")
         w.command(msg.INJECT_CANCEL(), expect="ACK")
+
+
+@check("4.9", "RESET new_game in play: the SPEC's closing events in order, then STATE; no verdict after it",
+       decisions=("SD-15", "LA-13"), needs=("host_input",))
+def reset_in_play(cs):
+    """SPEC 4.9 and PR-5: what was running is closed (the burst's LA_RESULT, the tray's SD_CARDS 0),
+    lights go off, STATE says power-on; an abandoned race or turn gets no verdict, now or later."""
+    w = cs.w
+    busy_config = cs.recipe["busy_config"]
+    if busy_config and not cs.has("config_set"):
+        return "skip", f"play is started with {', '.join(busy_config)} set, which needs capability config_set"
+    cs.new_game()
+    for name, value in busy_config.items():
+        w.command(msg.CONFIG_SET(param=cat.PARAMS_BY_NAME[name].id, value=value), expect="CONFIG_VALUE")
+    try:
+        # the RESET follows the input that started play at once, while its timers still run
+        r = cs.apply(cs.recipe["busy"])
+        expect(r.msg.NAME == "ACK", f"the last input to leave the idle states answered {show(r)}")
+        n = len(w.frames)
+        w.command(msg.RESET(mode=0), expect="ACK")
+        state = w.wait(lambda f: f.msg.NAME == "STATE", REPLY_TIMEOUT_US, n)
+        expect(state is not None, "no STATE event after RESET new_game")
+        later = w.quiet(LONGEST_TIMER_US)
+        events = [f.msg.NAME for f in w.frames[n:] if f.msg.KIND == "event"]
+        closing = [e for e in events[:events.index("STATE")] if e not in ("LIGHT", "SOUND")]
+        expect(closing == list(cs.recipe["reset_busy"]),
+               f"RESET new_game in play emitted {closing or 'nothing'} before STATE, expected "
+               f"{list(cs.recipe['reset_busy']) or 'nothing'} (SPEC 4.9)")
+        verdict = cat.UNITS[cs.kind].verdict
+        expect(verdict not in [f.msg.NAME for f in later], f"{verdict} after RESET new_game: an abandoned "
+                                                            f"{'burst' if cs.kind == 'launcher' else 'race'} "
+                                                            f"gets no verdict but the one that closes it")
+        if "SD_CARDS" in closing:
+            cards = next(f for f in w.frames[n:] if f.msg.NAME == "SD_CARDS").msg.cards
+            expect(cards == 0, f"SD_CARDS({cards}) after RESET new_game, expected 0")
+    finally:
+        cs.new_game()
+        for name in busy_config:
+            prm = cat.PARAMS_BY_NAME[name]
+            w.command(msg.CONFIG_SET(param=prm.id, value=prm.default))
 
 
 @check("4.9", "RESET reboot at the end: drops pending stimuli, restores defaults, stimulus id 1", phase=END)
