@@ -35,7 +35,9 @@ _MESSAGE = {"name": True, "id": True, "class": True, "reply": False, "capability
 _FIELD = {"name": True, "type": True, "count": False, "enum": False, "doc": False}
 _UNIT = {"title": True, "section": True, "verdict": True, "outcome_field": True, "power_on_state": True,
          "capabilities": True, "enums": False, "anchors": True, "time_fields": True, "cross_rules": False,
-         "field_enums": True, "situations": True, "switches": False, "variants": False}
+         "field_enums": True, "situations": True, "switches": False, "variants": False, "roles": False}
+_ROLES = {"players": True, "current": True, "started_by": True, "buttons": True, "player_fields": True,
+          "mask_fields": True}
 
 _CONSTRUCT = yaml.constructor.SafeConstructor()
 _SCALARS = {
@@ -339,6 +341,8 @@ class _Reader:
             out["anchors"][name] = self.one_of(v, f"{where} anchor {name}", list(events), "event")
         times = sorted({f["name"] for e in events.values() for f in e["fields"] if f["type"] == "u32"})
         out["time_fields"] = self.names(m["time_fields"][1], f"{where} time_fields", times, "u32 event field")
+        if "roles" in m:
+            out["roles"] = self.roles(m["roles"][1], f"{where} roles", events, list(self.raw["enums"][f"{kind}_input"]))
         out["cross_rules"] = []
         for n in self.seq(m["cross_rules"][1], f"{where} cross_rules") if "cross_rules" in m else ():
             text = self.text(n, f"{where} cross_rules")
@@ -363,6 +367,32 @@ class _Reader:
                 out["field_enums"][message][field] = self.one_of(fv, f"{where} field_enums {message}.{field}",
                                                                  sorted(self.enum_names), "enum")
         out["situations"] = self.situations(m["situations"][1], where, kind, params)
+        return out
+
+    def roles(self, node, where: str, events: dict, inputs: list[str]) -> dict:
+        """Where a unit reports its players and whose turn it is, and which fields name a button."""
+        m = self.mapping(node, where, _ROLES)
+        spoken = events
+
+        def field(n, key: str, types: tuple[str, ...]) -> str:
+            text = self.text(n, f"{where} {key}")
+            message, _, name = text.partition(".")
+            if message not in spoken:
+                self.fail(n, f"{where} {key}", f"unknown event {message!r} (or not one of this unit's)", list(spoken))
+            fields = {f["name"]: f for f in spoken[message].get("fields", ())}
+            if name not in fields or fields[name]["type"] not in types or fields[name].get("count", 1) != 1:
+                self.fail(n, f"{where} {key}", f"{text!r} is not a {' or '.join(types)} field of {message}",
+                          [f for f, d in fields.items() if d["type"] in types])
+            return text
+
+        out = {"players": field(m["players"][1], "players", ("u8",)),
+               "current": field(m["current"][1], "current", ("u8",)),
+               "started_by": self.one_of(m["started_by"][1], f"{where} started_by", inputs, "input"),
+               "buttons": self.names(m["buttons"][1], f"{where} buttons", inputs, "input")}
+        for key in ("player_fields", "mask_fields"):
+            out[key] = [field(n, key, ("u8",)) for n in self.seq(m[key][1], f"{where} {key}")]
+        if out["current"] not in out["player_fields"] or out["players"] not in out["mask_fields"]:
+            self.fail(node, where, "the current player's field is a player field, the players' one a mask field")
         return out
 
     def situations(self, node, where: str, kind: str, params: list[str]) -> dict:
