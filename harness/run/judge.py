@@ -147,12 +147,13 @@ class _Roles:
     def __init__(self, unit, events: list[Frame], start: int):
         self.facts = unit.roles
         self.start = start
+        # a unit without roles (most races) pays nothing for them
         self.before = rl.before_each(self.facts, events) if self.facts is not None else [None] * len(events)
-        self.index = {id(f): i for i, f in enumerate(events)}
+        self.index = {id(f): i for i, f in enumerate(events)} if self.facts is not None else {}
         self.after = rl.follow(self.facts, self.before[-1], events[-1]) if self.facts and events else None
 
     def at(self, f: Frame) -> rl.RoleMap | None:
-        return self.before[self.index[id(f)]]
+        return self.before[self.index[id(f)]] if self.facts is not None else None
 
     def history(self) -> str:
         return rl.history([*self.before, self.after], self.start)

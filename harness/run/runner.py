@@ -31,6 +31,7 @@ from harness.session.prepare import prepare
 VIRTUAL_LEAD_US = 1000
 REAL_LEAD_US = 30_000
 DEFAULT_WAIT_US = 30_000_000
+ROLE_SLACK_US = 1000        # beyond the link's round trip: the host's and the unit's turnaround for one stimulus
 
 
 class _Missing(Exception):
@@ -257,7 +258,7 @@ class Runner:
             cast.append(f"{role} = player {button}")
         est = d.clock.estimate or d.sync_clock()
         if not (d.link.virtual and est.best_rtt_us == 0):
-            needed = est.best_rtt_us + 2 * int(est.uncertainty_us) + 1000
+            needed = est.best_rtt_us + 2 * int(est.uncertainty_us) + ROLE_SLACK_US
             lead = t - d.device_now()
             if lead < needed:
                 raise ScheduleError(f"{where} names {', '.join(step.roles)}: who that is is known once the unit has "
