@@ -141,6 +141,25 @@ def params_for(unit: str) -> tuple[Param, ...]:
 
 
 @dataclass(frozen=True)
+class RoleFacts:
+    """Who is who in a game, as the unit reports it (messages.yaml `units.KIND.roles`): the event field
+    that lists the game's players, the one that names whose turn it is (the others are the opponents),
+    the input that starts a game, each button's input, and the event fields that hold a button or a
+    mask of buttons. Fields are (message, field) pairs."""
+    players: tuple[str, str]
+    current: tuple[str, str]
+    started_by: str
+    buttons: tuple[str, ...]
+    player_fields: frozenset[tuple[str, str]]
+    mask_fields: frozenset[tuple[str, str]]
+
+
+def _field_ref(text: str) -> tuple[str, str]:
+    message, _, name = text.partition(".")
+    return message, name
+
+
+@dataclass(frozen=True)
 class UnitDef:
     """What the host knows about one unit kind beyond its messages' layout (messages.yaml `units`)."""
     kind: str
@@ -169,6 +188,7 @@ class UnitDef:
     scheduled_times: dict[str, str] = field(default_factory=dict)
     # verdict time field -> the i32 field whose NONE_I32 says it is none (PR-2)
     optional_times: dict[str, str] = field(default_factory=dict)
+    roles: RoleFacts | None = None      # a unit whose game has players taking turns (Flash)
 
     @property
     def inputs(self) -> dict[str, int]:
@@ -233,7 +253,15 @@ def _unit(kind: str, raw: dict) -> UnitDef:
         variants=tuple(raw.get("variants", ())),
         valued_inputs=tuple(raw.get("valued_inputs", ())),
         scheduled_times=dict(raw.get("scheduled_times", {})), optional_times=dict(raw.get("optional_times", {})),
+        roles=_roles(raw["roles"]) if "roles" in raw else None,
     )
+
+
+def _roles(raw: dict) -> RoleFacts:
+    return RoleFacts(players=_field_ref(raw["players"]), current=_field_ref(raw["current"]),
+                     started_by=raw["started_by"], buttons=tuple(raw["buttons"]),
+                     player_fields=frozenset(map(_field_ref, raw["player_fields"])),
+                     mask_fields=frozenset(map(_field_ref, raw["mask_fields"])))
 
 
 UNITS: dict[str, UnitDef] = {kind: _unit(kind, RAW["units"][kind]) for kind in ENUM_VALUES["unit_kind"]}

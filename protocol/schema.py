@@ -40,7 +40,9 @@ _UNIT = {"title": True, "section": True, "verdict": True, "outcome_field": True,
          "capabilities": True, "enums": False, "anchors": True, "time_fields": True, "cross_rules": False,
          "field_enums": True, "situations": True, "switches": False, "latest_after_input": True,
          "variants": False, "valued_inputs": False,
-         "scheduled_times": False, "optional_times": False}
+         "scheduled_times": False, "optional_times": False, "roles": False}
+_ROLES = {"players": True, "current": True, "started_by": True, "buttons": True, "player_fields": True,
+          "mask_fields": True}
 
 _CONSTRUCT = yaml.constructor.SafeConstructor()
 _SCALARS = {
@@ -371,6 +373,8 @@ class _Reader:
                 out["optional_times"][name] = self.one_of(v, f"{where} optional_times {name}",
                                                           [n for n, f in verdict_fields.items() if f["type"] == "i32"],
                                                           "i32 field of the verdict")
+        if "roles" in m:
+            out["roles"] = self.roles(m["roles"][1], f"{where} roles", events, list(self.raw["enums"][f"{kind}_input"]))
         out["cross_rules"] = []
         for n in self.seq(m["cross_rules"][1], f"{where} cross_rules") if "cross_rules" in m else ():
             text = self.text(n, f"{where} cross_rules")
@@ -441,6 +445,32 @@ class _Reader:
         if missing:
             self.fail(node, where, f"has no bound for {', '.join(missing)} (every anchor's event and the verdict "
                                    f"need one: a host waits for them)")
+        return out
+
+    def roles(self, node, where: str, events: dict, inputs: list[str]) -> dict:
+        """Where a unit reports its players and whose turn it is, and which fields name a button."""
+        m = self.mapping(node, where, _ROLES)
+        spoken = events
+
+        def field(n, key: str, types: tuple[str, ...]) -> str:
+            text = self.text(n, f"{where} {key}")
+            message, _, name = text.partition(".")
+            if message not in spoken:
+                self.fail(n, f"{where} {key}", f"unknown event {message!r} (or not one of this unit's)", list(spoken))
+            fields = {f["name"]: f for f in spoken[message].get("fields", ())}
+            if name not in fields or fields[name]["type"] not in types or fields[name].get("count", 1) != 1:
+                self.fail(n, f"{where} {key}", f"{text!r} is not a {' or '.join(types)} field of {message}",
+                          [f for f, d in fields.items() if d["type"] in types])
+            return text
+
+        out = {"players": field(m["players"][1], "players", ("u8",)),
+               "current": field(m["current"][1], "current", ("u8",)),
+               "started_by": self.one_of(m["started_by"][1], f"{where} started_by", inputs, "input"),
+               "buttons": self.names(m["buttons"][1], f"{where} buttons", inputs, "input")}
+        for key in ("player_fields", "mask_fields"):
+            out[key] = [field(n, key, ("u8",)) for n in self.seq(m[key][1], f"{where} {key}")]
+        if out["current"] not in out["player_fields"] or out["players"] not in out["mask_fields"]:
+            self.fail(node, where, "the current player's field is a player field, the players' one a mask field")
         return out
 
     def situations(self, node, where: str, kind: str, params: list[str]) -> dict:

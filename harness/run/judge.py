@@ -4,8 +4,8 @@ from __future__ import annotations
 from protocol import Frame, catalogue as cat, devtime
 
 from harness.outcome import Outcome
-from harness.scenarios import expr
-from harness.scenarios.model import EventPattern, Expectation, Matcher, Scenario, Step
+from harness.scenarios import expr, roles as rl
+from harness.scenarios.model import EventPattern, Expectation, Matcher, RoleMatcher, Scenario, Step
 from harness.scenarios.units import UNITS
 from harness.session.clocksync import ClockEstimate
 from harness.session.driver import ACTION
@@ -163,17 +163,45 @@ def event_record(f: Frame, start: int, unit) -> dict:
     return {"t_us": f.dev_us - start, "event": f.msg.NAME, "fields": _named_fields(f, unit, start)}
 
 
-def _match_fields(f: Frame, fields: dict[str, Matcher], tolerance: int = 0, unit=None) -> list[str]:
-    """Fields that do not match; reaction times may be off by tolerance (see _check)."""
+def _match_fields(f: Frame, fields: dict[str, Matcher | RoleMatcher], tolerance: int = 0, unit=None,
+                  roles: rl.RoleMap | None = None) -> list[str]:
+    """Fields that do not match; reaction times may be off by tolerance (see _check); a field given
+    by role is matched against the players the roles in force at the event (roles) stand for."""
     bad = []
     for name, m in fields.items():
         v = getattr(f.msg, name)
-        if not m.check(v, tolerance if name.startswith("reaction_") else 0):
+        if isinstance(m, RoleMatcher):
+            if v not in m.values(roles):
+                who = roles.role_of(v) if roles is not None and not m.mask else None
+                bad.append(f"{name}: expected {m.describe(roles)}, got {v}" + (f" ({who})" if who else ""))
+        elif not m.check(v, tolerance if name.startswith("reaction_") else 0):
             bad.append(f"{name}: expected {m.describe()}, got {v}")
         elif unit is not None and v == cat.NONE_U32 and name in unit.optional_times \
                 and not _time_is_none(f, name, unit) and m.kind in ("eq", "any") and cat.NONE_U32 in m.values:
             bad.append(f"{name}: expected {m.describe()}, got a time, {v} (its {unit.optional_times[name]} is set)")
     return bad
+
+
+class _Roles:
+    """The roles in force over a race's events, for a unit with roles (None for one without)."""
+
+    def __init__(self, unit, events: list[Frame], start: int):
+        self.facts = unit.roles
+        self.start = start
+        # a unit without roles (most races) pays nothing for them
+        self.before = rl.before_each(self.facts, events) if self.facts is not None else [None] * len(events)
+        self.index = {id(f): i for i, f in enumerate(events)} if self.facts is not None else {}
+        self.after = rl.follow(self.facts, self.before[-1], events[-1]) if self.facts and events else None
+
+    def at(self, f: Frame) -> rl.RoleMap | None:
+        return self.before[self.index[id(f)]] if self.facts is not None else None
+
+    def history(self) -> str:
+        return rl.history([*self.before, self.after], self.start)
+
+
+def _uses_roles(fields) -> bool:
+    return any(isinstance(m, RoleMatcher) for m in fields.values())
 
 
 def _check(exp: Expectation, unit, events: list[Frame], verdicts: list[Frame], race, late: list[int]) -> list[str]:
@@ -183,25 +211,31 @@ def _check(exp: Expectation, unit, events: list[Frame], verdicts: list[Frame], r
     tol = max((abs(e) for e in race.timing_errors_us), default=0)
     # A press anchored on a timer event the unit stamped late lands late by as much (PR-1).
     late = late or [0]
+    roles = _Roles(unit, events, race.start_dev_us)
     if exp.verdicts:
         if len(verdicts) != len(exp.verdicts):
             out.append(f"expected {len(exp.verdicts)} {unit.verdict} event(s), got {len(verdicts)}")
         for i, (want, f) in enumerate(zip(exp.verdicts, verdicts)):
-            for b in _match_fields(f, want, tol + (late[i] if i < len(late) else 0), unit):
+            bad = _match_fields(f, want, tol + (late[i] if i < len(late) else 0), unit, roles.at(f))
+            for b in bad:
                 out.append(f"verdict[{i}].{_describe_named(b, f, unit)}")
+            if bad and _uses_roles(want):
+                out.append(f"verdict[{i}]: roles at it: {_describe_roles(roles.at(f))}")
     if exp.events:
         i = 0
         for p in exp.events:
-            while i < len(events) and not _pattern_ok(events[i], p):
+            while i < len(events) and not _pattern_ok(events[i], p, roles.before[i]):
                 i += 1
             if i == len(events):
-                out.append(f"event {_pattern_text(p)} not seen (in order after the previous expected event)")
+                out.append(f"event {_pattern_text(p)} not seen (in order after the previous expected event)"
+                           + (f"; roles in the race: {roles.history()}" if _uses_roles(p.fields) else ""))
                 break
             i += 1
     for p in exp.absent:
-        hits = [f for f in events if _pattern_ok(f, p)]
+        hits = [f for f in events if _pattern_ok(f, p, roles.at(f))]
         if hits:
-            out.append(f"{_pattern_text(p)} must not happen; it did at {hits[0].dev_us - race.start_dev_us} us")
+            out.append(f"{_pattern_text(p)} must not happen; it did at {hits[0].dev_us - race.start_dev_us} us"
+                       + (f" ({_describe_roles(roles.at(hits[0]))})" if _uses_roles(p.fields) else ""))
     for name, m in exp.count.items():
         n = sum(1 for f in events if f.msg.NAME == name)
         if not m.check(n):
@@ -219,9 +253,13 @@ def _check(exp: Expectation, unit, events: list[Frame], verdicts: list[Frame], r
     if exp.reaction and verdicts:
         v = verdicts[-1].msg
         rtol = tol + late[-1]
+        at_verdict = roles.at(verdicts[-1])
         for who, m in exp.reaction.items():
-            val = _reaction(v, who)
-            if val is None:
+            key, who = _cast_reaction(who, at_verdict)
+            val = _reaction(v, key) if key is not None else None
+            if key is None:
+                out.append(f"reaction.{who}: the game has no such player ({_describe_roles(at_verdict)})")
+            elif val is None:
                 out.append(f"reaction.{who}: the verdict has no such reaction time")
             elif not m.check(val, rtol):
                 out.append(f"reaction.{who}: expected {m.describe()} us" + (f" (within the {rtol} us the host's "
@@ -229,6 +267,18 @@ def _check(exp: Expectation, unit, events: list[Frame], verdicts: list[Frame], r
     elif exp.reaction:
         out.append("reaction times expected but no verdict arrived")
     return out
+
+
+def _cast_reaction(who: str, roles: rl.RoleMap | None) -> tuple[str | None, str]:
+    """(the reaction key, how to name it): a role becomes player_N of the player it stands for."""
+    if not rl.looks_like_role(who):
+        return who, who
+    button = roles.button(who) if roles is not None else None
+    return (None, who) if button is None else (f"player_{button}", f"{who} (player {button})")
+
+
+def _describe_roles(roles: rl.RoleMap | None) -> str:
+    return roles.describe() if roles is not None else "no game started"
 
 
 def _reaction(v, who: str):
@@ -249,11 +299,12 @@ def _describe_named(bad: str, f: Frame, unit) -> str:
     return bad
 
 
-def _pattern_ok(f: Frame, p: EventPattern) -> bool:
-    return f.msg.NAME == p.name and not _match_fields(f, p.fields)
+def _pattern_ok(f: Frame, p: EventPattern, roles: rl.RoleMap | None = None) -> bool:
+    return f.msg.NAME == p.name and not _match_fields(f, p.fields, roles=roles)
 
 
 def _pattern_text(p: EventPattern) -> str:
     if not p.fields:
         return p.name
-    return p.name + "{" + ", ".join(f"{k}={m.describe()}" for k, m in p.fields.items()) + "}"
+    return p.name + "{" + ", ".join(f"{k}={m.label if isinstance(m, RoleMatcher) else m.describe()}"
+                                    for k, m in p.fields.items()) + "}"

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import heapq
 import time
+from dataclasses import replace
 from typing import Callable
 
 from protocol import Frame, catalogue as cat
@@ -20,7 +21,7 @@ from harness.errors import DeviceReset, HarnessError, LinkError, Nak, ScheduleEr
 from harness.outcome import Outcome, worst
 from harness.run.judge import judge
 from harness.run.results import RaceResult, ScenarioResult
-from harness.scenarios import expr
+from harness.scenarios import expr, roles as rl
 from harness.scenarios.model import Scenario, Step
 from harness.scenarios.units import UNITS
 from harness.session.driver import Driver
@@ -37,6 +38,7 @@ REAL_LEAD_US = 30_000
 # host's scheduling (tens of ms). 200 ms covers their sum with room, and costs a scenario mistake
 # only that much beyond the bound.
 WAIT_MARGIN_US = 200_000
+ROLE_SLACK_US = 1000        # beyond the link's round trip: the host's and the unit's turnaround for one stimulus
 
 
 class _Missing(Exception):
@@ -168,6 +170,8 @@ class Runner:
                                                        max(last_t, anchors["previous"]), events, sc, step)
                 self._frontier = max(self._frontier, anchors[step.at.anchor])
             t = step.at.resolve(anchors, env)
+            if step.roles:
+                step = self._cast(step, anchors[step.at.anchor], t, events, race)
             every = expr.evaluate(step.every, env) if step.every is not None else 0
             for k in range(step.times):
                 tk = t + k * every
@@ -251,6 +255,44 @@ class Runner:
         return int(est.to_host(deadline)), (
             f"by {deadline - start} us: {bound} us ({unit.latest_after_input[event].text}, the most it takes the "
             f"unit) after the step time {since - start} us, plus a margin of {WAIT_MARGIN_US} us")
+    def _cast(self, step: Step, anchor_t: int, t: int, events: list[Frame], race: RaceResult) -> Step:
+        """The step with the players its roles name: the roles in force at its anchor time, as the
+        unit reported them up to then. The runner waits for those reports (and asks the unit how far
+        it got, so none is missing) before it can schedule the step; on a link with transit time it
+        says so when that left too little time to get the stimulus there."""
+        d = self.d
+        if not events or events[-1].dev_us <= anchor_t:
+            self._wait_time(anchor_t, events)
+            d.confirm_events(events)
+        self._frontier = max(self._frontier, anchor_t)
+        unit = UNITS[d.kind]
+        roles = rl.at_time(unit.roles, events, anchor_t)
+        start = race.start_dev_us
+        where = f"{self._file}:{step.line}: the step at line {step.line} ({step.text} at {step.at.text})"
+        inputs, cast = [], []
+        for role in step.roles:
+            button = roles.button(role) if roles is not None else None
+            if button is None:
+                raise _Missing(f"{where} names {role}, but at its anchor ({anchor_t - start} us) the game has no "
+                               f"such player: " + (roles.describe() if roles is not None else
+                                                   f"the unit reported no game ({unit.roles.players[0]})"))
+            inputs.append(unit.inputs[unit.roles.buttons[button]])
+            cast.append(f"{role} = player {button}")
+        est = d.clock.estimate or d.sync_clock()
+        if not (d.link.virtual and est.best_rtt_us == 0):
+            needed = est.best_rtt_us + 2 * int(est.uncertainty_us) + ROLE_SLACK_US
+            lead = t - d.device_now()
+            if lead < needed:
+                raise ScheduleError(f"{where} names {', '.join(step.roles)}: who that is is known once the unit has "
+                                    f"reported everything up to its anchor at {anchor_t - start} us, which left "
+                                    f"{lead} us before the step's {t - start} us, less than the {needed} us this "
+                                    f"link needs to get a stimulus there; anchor the step on an earlier event or "
+                                    f"give it more time")
+        text = f"{step.text} ({', '.join(cast)})"
+        if step.action == "hold":
+            return replace(step, value=step.value | sum(1 << i for i in inputs), input=step.input
+                           if step.input is not None else inputs[0], roles=(), text=text)
+        return replace(step, input=inputs[0], roles=(), text=text)
 
     def _stimuli(self, step: Step, t: int, env: dict):
         if step.action == "wait":

@@ -15,8 +15,8 @@ import yaml
 from protocol import catalogue as cat
 
 from harness.errors import Problem, ScenarioError
-from harness.scenarios import expr
-from harness.scenarios.model import EventPattern, Expectation, Matcher, Scenario, Step, TimeSpec
+from harness.scenarios import expr, roles as rl
+from harness.scenarios.model import EventPattern, Expectation, Matcher, RoleMatcher, Scenario, Step, TimeSpec
 from harness.scenarios.units import TAGS, UNITS, UnitVocab
 
 BUILTIN_ANCHORS = ("start", "previous")
@@ -193,10 +193,12 @@ def _scenario(v: _Validator, node: yaml.Node) -> Scenario | None:
         step_nodes = v.seq(top["steps"][1], "steps")
         if not step_nodes and isinstance(top["steps"][1], yaml.SequenceNode):
             v.err(top["steps"][1], "steps", "must not be empty")
+        started = False         # whether a step before this one starts a game (roles need one)
         for i, sn in enumerate(step_nodes):
-            st = _step(v, sn, f"steps[{i}]", unit, variables, races)
+            st = _step(v, sn, f"steps[{i}]", unit, variables, races, started)
             if st is not None:
                 steps.append(st)
+                started = started or _starts_game(st, unit)
     expectations = _expect(v, top["expect"][1], unit, variables) if "expect" in top else []
     end = _time(v, top["end"][1], "end", unit, variables, races) if "end" in top else None
     if len(v.problems) > before or unit is None or name is None:
@@ -390,8 +392,51 @@ def _env_text(env: dict) -> str:
     return ", ".join(f"{k}={val}" for k, val in env.items() if k != "race") or "no sweep"
 
 
+def _starts_game(step: Step, unit: UnitVocab | None) -> bool:
+    if unit is None or unit.roles is None:
+        return False
+    start = unit.inputs[unit.roles.started_by]
+    return (step.action == "press" and step.input == start) or (step.action == "hold" and step.value >> start & 1)
+
+
+def _role_step(v: _Validator, node: yaml.Node, key: str, unit: UnitVocab, at: TimeSpec, races: list[dict[str, int]],
+               started: bool) -> None:
+    """A step that presses by role: a role names a player of a game, so a game must have started
+    before the step's anchor; and who that is is known only from what the unit reported up to the
+    anchor time, so the step must come after it."""
+    start = unit.roles.started_by
+    if not started:
+        v.err(node, key, f"names a role before any step starts a game (a press of {start}): before the "
+                         f"unit's first selection nobody is current and there are no opponents")
+    elif at.anchor == "start":
+        v.err(node, key, "names a role but is timed from 'start', before the game: time it from the steps "
+                         "before it (previous) or from an event of the game")
+    elif any(expr.evaluate(at.offset, env) == 0 for env in races):
+        v.err(node, key, f"names a role at its anchor's own time ({at.text!r}): the runner learns who plays "
+                         f"from what the unit reported up to that time, so the step must come at least 1 us "
+                         f"after it; anchor it on an earlier event (e.g. the buzzer) or give it time")
+
+
+def _press_target(v: _Validator, node: yaml.Node, key: str, unit: UnitVocab | None) -> tuple[int | None, str | None]:
+    """(input, role) of a press/release/hold name: an input of the unit, or a role of a unit with roles."""
+    name = v.text(node, key)
+    if name is None or unit is None:
+        return None, None
+    if name in unit.inputs:
+        return unit.inputs[name], None
+    if unit.roles is not None and rl.looks_like_role(name):
+        problem = rl.role_problem(name, unit.roles, mask=False)
+        if problem is not None:
+            v.err(node, key, problem)
+            return None, None
+        return None, name
+    roles = f", or a role ({', '.join(rl.role_words(unit.roles)[:3])}, ...)" if unit.roles is not None else ""
+    v.err(node, key, f"the {unit.kind} unit has no input {name!r}; it has: {', '.join(unit.inputs)}{roles}")
+    return None, None
+
+
 def _step(v: _Validator, node: yaml.Node, key: str, unit: UnitVocab | None, variables: set[str],
-          races: list[dict[str, int]]) -> Step | None:
+          races: list[dict[str, int]], started: bool = False) -> Step | None:
     all_actions = {"load", "unload", "press", "release", "hold", "speed", "power", "door", "wait"}
     m = v.mapping(node, key, all_actions | STEP_COMMON)
     actions = [a for a in m if a in all_actions]
@@ -409,14 +454,11 @@ def _step(v: _Validator, node: yaml.Node, key: str, unit: UnitVocab | None, vari
     input_no: int | None = None
     edge = "press"
     value = 0
+    roles: list[str] = []
     if action in ("press", "release"):
         edge = action
-        name = v.text(av, akey)
-        if name is not None and unit is not None:
-            if name not in inputs:
-                v.err(av, akey, f"the {unit.kind} unit has no input {name!r}; it has: {', '.join(inputs)}")
-            else:
-                input_no = inputs[name]
+        input_no, role = _press_target(v, av, akey, unit)
+        roles += [role] if role else []
     elif action in ("load", "unload"):
         n = v.integer(av, akey, 0, 255)
         input_no, value, edge = inputs.get("load_cards"), n or 0, ("press" if action == "load" else "release")
@@ -438,13 +480,11 @@ def _step(v: _Validator, node: yaml.Node, key: str, unit: UnitVocab | None, vari
             v.err(av, akey, f"must be one of: {', '.join(speeds)}")
         input_no, value = inputs.get("speed_switch"), speeds.get(word or "", 0)
     elif action == "hold":
-        names = [v.text(x, akey) for x in v.seq(av, akey)] if isinstance(av, yaml.SequenceNode) else [v.text(av, akey)]
         nums = []
-        for nm in names:
-            if nm is not None and nm not in inputs:
-                v.err(av, akey, f"the {unit.kind if unit else 'unit'} has no input {nm!r}")
-            elif nm is not None:
-                nums.append(inputs[nm])
+        for x in v.seq(av, akey) if isinstance(av, yaml.SequenceNode) else [av]:
+            num, role = _press_target(v, x, akey, unit)
+            nums += [num] if num is not None else []
+            roles += [role] if role else []
         if "for" not in m:
             v.err(node, f"{key}.for", "a hold needs 'for': how long the inputs are held, in us")
         input_no = nums[0] if nums else None
@@ -487,9 +527,13 @@ def _step(v: _Validator, node: yaml.Node, key: str, unit: UnitVocab | None, vari
             expect = expect or "refused"
     if at is None:
         return None
+    if roles and unit is not None:
+        _role_step(v, av, akey, unit, at, races, started)
+    shown = _CONSTRUCTOR.construct_object(av) if isinstance(av, yaml.ScalarNode) else \
+        ", ".join(str(x.value) for x in av.value) if isinstance(av, yaml.SequenceNode) else ""
     return Step(action=action, input=input_no, action_edge=edge, value=value, at=at, times=times or 1,
                 every=every, hold_for=hold_for, expect=expect, error=error, line=node.start_mark.line + 1,
-                text=f"{action} {_CONSTRUCTOR.construct_object(av) if isinstance(av, yaml.ScalarNode) else ''}".strip())
+                text=f"{action} {shown}".strip(), roles=tuple(roles))
 
 
 _NONE = {"u8": cat.NONE_U8, "u16": cat.NONE_U16, "u32": cat.NONE_U32, "i32": cat.NONE_I32}
@@ -551,12 +595,44 @@ def _matcher(v: _Validator, node: yaml.Node, key: str, enum_name: str | None,
     return Matcher("eq", (val,), label=node.value if isinstance(node, yaml.ScalarNode) else str(val))
 
 
-def _fields(v: _Validator, node: yaml.Node, key: str, message: str, unit: UnitVocab) -> dict[str, Matcher]:
+def _role_matcher(v: _Validator, node: yaml.Node, key: str, unit: UnitVocab, mask: bool) -> RoleMatcher | bool:
+    """A field value given by role ('current', 'opponent_2', 'opponent_1 | opponent_3', 'opponents',
+    or a list of such and numbers: one of them); False if the value names no role, True if it did
+    but wrongly (the problem is reported)."""
+    items = node.value if isinstance(node, yaml.SequenceNode) else [node]
+    if not all(isinstance(x, yaml.ScalarNode) for x in items):
+        return False
+    raw = [_CONSTRUCTOR.construct_object(x) for x in items]
+    if not any(isinstance(r, str) and any(rl.looks_like_role(t) for t in rl.mask_terms(r)) for r in raw):
+        return False
+    options: list = []
+    for x, r in zip(items, raw):
+        if isinstance(r, int) and not isinstance(r, bool):
+            options.append(r)
+            continue
+        terms = rl.mask_terms(r) if isinstance(r, str) and mask else [r]
+        problems = [p for t in terms if (p := rl.role_problem(str(t), unit.roles, mask)) is not None]
+        if problems:
+            v.err(x, key, problems[0] + ("" if mask else "; a player field names one player (a list: one of them)"))
+            return True
+        options.append(tuple(terms))
+    label = " or ".join(str(r) for r in raw) if len(raw) > 1 else str(raw[0])
+    return RoleMatcher(tuple(options), mask, ("one of " if len(raw) > 1 else "") + label)
+
+
+def _fields(v: _Validator, node: yaml.Node, key: str, message: str, unit: UnitVocab) -> dict[str, Matcher | RoleMatcher]:
     mdef = cat.BY_NAME[message]
     types = {f.name: f.type for f in mdef.fields}
     known = set(types) - {"event_seq"}
-    out: dict[str, Matcher] = {}
+    out: dict[str, Matcher | RoleMatcher] = {}
+    facts = unit.roles
     for fname, (kn, vn) in v.mapping(node, key, known).items():
+        if facts is not None and (message, fname) in facts.player_fields | facts.mask_fields:
+            rm = _role_matcher(v, vn, f"{key}.{fname}", unit, (message, fname) in facts.mask_fields)
+            if isinstance(rm, RoleMatcher):
+                out[fname] = rm
+            if rm is not False:
+                continue
         m = _matcher(v, vn, f"{key}.{fname}", unit.enum_for(message, fname), _NONE.get(types[fname]))
         if m is not None:
             out[fname] = m
@@ -626,11 +702,13 @@ def _has_checks(e: Expectation) -> bool:
 
 def reaction_keys(unit: UnitVocab) -> list[str]:
     """The names a reaction expectation may use: X for a verdict field reaction_X_us, player_i for
-    each element of a reaction_us array (the runner's _reaction reads them the same way)."""
+    each element of a reaction_us array, and the roles for a unit with them (the judge's _reaction
+    reads them the same way)."""
     out = []
     for f in cat.BY_NAME[unit.verdict].fields:
         if f.name == "reaction_us":
             out += [f"player_{i}" for i in range(f.count)]
+            out += list(rl.role_words(unit.roles)) if unit.roles is not None else []
         elif f.name.startswith("reaction_") and f.name.endswith("_us"):
             out.append(f.name[len("reaction_"):-len("_us")])
     return out

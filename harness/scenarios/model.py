@@ -47,9 +47,40 @@ class Matcher:
 
 
 @dataclass(frozen=True)
+class RoleMatcher:
+    """Expected value of a field that holds a button (or a mask of buttons), given by role: one of
+    options, each a literal value or role words (one player; in a mask, the union of their bits).
+    Resolved when judged, against the roles in force at the event (harness/scenarios/roles.py)."""
+
+    options: tuple[int | tuple[str, ...], ...]
+    mask: bool
+    label: str
+
+    def values(self, roles) -> tuple[int, ...]:
+        """The values the options stand for under roles; an option naming a player the game does
+        not have stands for nothing."""
+        out = []
+        for o in self.options:
+            if isinstance(o, int):
+                out.append(o)
+            elif roles is not None:
+                v = roles.mask(o) if self.mask else roles.button(o[0])
+                if v is not None:
+                    out.append(v)
+        return tuple(out)
+
+    def describe(self, roles) -> str:
+        """The label with the players it stood for: 'opponent_1 (player 2)'."""
+        vals = self.values(roles)
+        if not vals:
+            return f"{self.label} (nobody: {roles.describe() if roles is not None else 'no game started'})"
+        return f"{self.label} ({'mask ' if self.mask else 'player '}{', '.join(map(str, vals))})"
+
+
+@dataclass(frozen=True)
 class EventPattern:
     name: str
-    fields: dict[str, Matcher]
+    fields: dict[str, Matcher | RoleMatcher]
     text: str
 
 
@@ -67,13 +98,14 @@ class Step:
     error: int | None = None
     line: int = 0
     text: str = ""
+    roles: tuple[str, ...] = ()   # players pressed by role (press/release: the one; hold: besides value's inputs)
 
 
 @dataclass
 class Expectation:
     when: ast.expr | None = None
     when_text: str = ""
-    verdicts: list[dict[str, Matcher]] = field(default_factory=list)
+    verdicts: list[dict[str, Matcher | RoleMatcher]] = field(default_factory=list)
     events: list[EventPattern] = field(default_factory=list)
     absent: list[EventPattern] = field(default_factory=list)   # with their field filters
     count: dict[str, Matcher] = field(default_factory=dict)
