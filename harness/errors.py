@@ -83,6 +83,11 @@ class LinkClosed(LinkError):
     pass
 
 
+class LateStimulus(LinkError):
+    """A stimulus reached the unit after its time because the host or the link was slow: the race
+    judged nothing, and running it again is fair to the unit."""
+
+
 class WaitTimeout(LinkError):
     """A deadline passed. The message names what was waited for."""
 

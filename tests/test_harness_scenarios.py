@@ -559,3 +559,45 @@ def test_a_host_stall_on_a_real_clock_changes_the_timing_report_not_the_verdict(
     # the verdict came at most ~200 ms after the last stimulus was sent: it waited out the stall
     assert race.latency["host_us"] > 100_000
     assert res.budget_summary()["host_us"]["met"] == 0
+
+
+class _StallsBeforeAStimulus(_StallsOnce):
+    """The host stalls just before it sends the race's first INJECT, past the stimulus's time."""
+
+    def write(self, data):
+        frames = [f for f in self._sent.feed(bytes(data)) if not isinstance(f, Exception)]
+        if not self.stalled and any(f.msg.NAME == "INJECT" for f in frames):
+            self.stalled = True
+            time.sleep(self.STALL_S)
+        self.inner.write(data)
+
+    def read(self, timeout_us):
+        return self.inner.read(timeout_us)
+
+
+def test_a_host_stall_before_a_stimulus_reruns_the_race_instead_of_blaming_anyone():
+    """The unit refuses the late stimulus too_late, as it must; the race judged nothing, so it runs
+    again and passes, and the result says why it was rerun."""
+    (sc,) = loads(STALLED, "t.yaml")
+    with Driver.open("emu://showdown?clock=real") as d:
+        d.link = stalled = _StallsBeforeAStimulus(d.link, after_injects=0)
+        res = Runner(d).run(sc)
+    assert stalled.stalled
+    assert res.status == "pass", [r.failures or r.error for r in res.races]
+    (race,) = res.races
+    assert len(race.reruns) == 1 and "too_late" in race.reruns[0] and "reruns" in race.as_dict()
+
+
+def test_a_host_always_too_slow_for_the_schedule_is_a_link_error_after_the_reruns(monkeypatch):
+    class AlwaysStalls(_StallsBeforeAStimulus):
+        def write(self, data):
+            self.stalled = False
+            super().write(data)
+    (sc,) = loads(STALLED, "t.yaml")
+    monkeypatch.setattr(_StallsOnce, "STALL_S", 0.1)
+    with Driver.open("emu://showdown?clock=real") as d:
+        d.link = AlwaysStalls(d.link, after_injects=0)
+        res = Runner(d).run(sc)
+    (race,) = res.races
+    assert race.status == "link-error" and "too slow for this schedule" in race.error
+    assert len(race.reruns) == runner_module.LATE_RERUNS

@@ -22,6 +22,8 @@ class RaceResult:
     start_dev_us: int = 0
     health: dict = field(default_factory=dict)
     error: str = ""
+    late: str | None = None           # a stimulus the host got to the unit too late (LateStimulus)
+    reruns: list[str] = field(default_factory=list)    # why earlier tries of this race were run again
     frames: list = field(default_factory=list, repr=False)
     unit: object = field(default=None, repr=False)
 
@@ -36,6 +38,8 @@ class RaceResult:
         d = {"index": self.index, "env": {k: v for k, v in self.env.items() if k != "race"}, "status": self.status,
              "failures": self.failures, "verdicts": self.verdicts, "latency": self.latency,
              "timing_errors_us": self.timing_errors_us, "budgets": self.budgets, "error": self.error}
+        if self.reruns:
+            d["reruns"] = self.reruns
         if with_events or self.status is not Outcome.PASS:
             d["events"] = self.events
         return d

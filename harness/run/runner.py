@@ -17,7 +17,7 @@ from typing import Callable
 
 from protocol import Frame, catalogue as cat
 
-from harness.errors import DeviceReset, HarnessError, LinkError, Nak, ScheduleError, WaitTimeout
+from harness.errors import DeviceReset, HarnessError, LateStimulus, LinkError, Nak, ScheduleError, WaitTimeout
 from harness.outcome import Outcome, worst
 from harness.run.judge import judge
 from harness.run.results import RaceResult, ScenarioResult
@@ -39,6 +39,9 @@ REAL_LEAD_US = 30_000
 # only that much beyond the bound.
 WAIT_MARGIN_US = 200_000
 ROLE_SLACK_US = 1000        # beyond the link's round trip: the host's and the unit's turnaround for one stimulus
+# Races run again when a host stall made a stimulus late: one stall is forgiven, a host that is always
+# too slow for the schedule still ends in a link error after this many reruns.
+LATE_RERUNS = 2
 
 
 class _Missing(Exception):
@@ -66,6 +69,15 @@ class Runner:
             return res
         for env in sc.races:
             race = self._race_guarded(sc, env)
+            for _ in range(LATE_RERUNS):
+                if race.late is None:
+                    break
+                # A host stall kept a stimulus from the unit in time: nothing was judged, so the race
+                # runs again rather than counting against anyone; the first try is kept as a note.
+                self._recover()
+                before = race.reruns + [race.late]
+                race = self._race_guarded(sc, env)
+                race.reruns = before
             res.races.append(race)
             if self.progress is not None:
                 self.progress(sc, race.index)
@@ -113,6 +125,8 @@ class Runner:
             self._race(sc, env, race)
         except DeviceReset as exc:
             race.status, race.error = Outcome.RESET, str(exc)
+        except LateStimulus as exc:
+            race.status, race.error, race.late = Outcome.LINK_ERROR, str(exc), str(exc)
         except LinkError as exc:
             race.status, race.error = Outcome.LINK_ERROR, str(exc)
         except ScheduleError as exc:
@@ -322,7 +336,7 @@ class Runner:
                                         f"before it wait for; anchor it on an earlier event or give it "
                                         f"more time") from None
                 # Its time was still ahead when the runner could know it: the link or the host was too slow.
-                raise LinkError(f"INJECT too_late: {where} was still ahead when the runner could schedule it, "
+                raise LateStimulus(f"INJECT too_late: {where} was still ahead when the runner could schedule it, "
                                 f"but past when the INJECT arrived; the link is too slow for this schedule"
                                 ) from None
             return
