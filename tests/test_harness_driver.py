@@ -200,6 +200,29 @@ def test_a_refusal_caused_by_an_unseen_reboot_is_reported_as_the_reboot():
         d.close()
 
 
+def test_a_reboot_read_with_the_awaited_event_stops_the_next_stimulus_before_it_is_sent():
+    """The unit reboots at the instant of the event a wait is for, so the BOOT arrives in the same
+    read: the wait returns the event, and the next stimulus, timed on the old boot's clock (in the
+    new boot's future), is not sent. Sent, the new boot would hold it into the next session, where
+    STATUS's pending_injects would count it as a stimulus whose ACK was lost."""
+    d = Driver.open("emu://showdown?clock=virtual")
+    try:
+        dev, clock = d.link.device, d.link.clock
+        old = d.identity.boot_id
+        t = d.last_reply_dev_us + 500_000
+        d.inject(t, "load_cards", value=1)
+        clock.call_at(dev.to_clock(t), lambda: dev._boot(1))     # after the stimulus's events (INPUT first)
+        seen = d.wait_for(lambda f: f.msg.NAME == "INPUT_SEEN", 1_000_000, "the loading")
+        assert seen.dev_us == t and d.reset_detected is not None
+        with pytest.raises(DeviceReset, match="rebooted"):
+            d.inject(t + 3_000_000, "timer")
+        d.reconnect()
+        assert d.identity.boot_id != old
+        assert dev.pending_injects == 0 and d.status().pending_injects == 0
+    finally:
+        d.close()
+
+
 def test_a_refusal_without_a_reboot_stays_the_refusal():
     d = Driver.open("emu://showdown?clock=virtual")
     try:

@@ -52,6 +52,8 @@ class _Pending:
 
 # NAKs a reboot the host has not seen yet can cause: ask STATUS for the boot id before blaming the command
 REBOOT_SYMPTOMS = frozenset({"too_late", "wrong_state"})
+# The commands still sent once a reboot is known: they see it (STATUS) or begin the new session (HELLO)
+SURVIVE_REBOOT = frozenset({"HELLO", "STATUS_GET"})
 
 
 class Driver:
@@ -287,12 +289,17 @@ class Driver:
         timeout = self.command_timeout_us if timeout_us is None else timeout_us
         tries = (2 if msg.NAME in IDEMPOTENT else 0) if retries is None else retries
         crc_errors, strays = self.health.crc_errors, self._strays
+        void = msg.NAME not in SURVIVE_REBOOT
         while True:
+            if self._reset is not None and void:
+                # Not sent at all: the rebooted unit would act on it in its new boot (an INJECT
+                # timed on the old boot's clock would stay pending into the next session).
+                raise self._reset
             seq = self._send(msg)
             p = self._pending[seq] = _Pending(msg.NAME)
             deadline = self.link.now_us() + timeout
             while p.reply is None:
-                if self._reset is not None and msg.NAME not in ("HELLO", "STATUS_GET"):
+                if self._reset is not None and void:
                     self._pending.pop(seq, None)
                     raise self._reset
                 self._check_recovery()
@@ -310,7 +317,7 @@ class Driver:
         self.last_reply_dev_us = reply.dev_us
         if reply.msg.NAME == "NAK":
             error = ERROR_NAMES.get(reply.msg.error, str(reply.msg.error))
-            if error in REBOOT_SYMPTOMS and msg.NAME not in ("HELLO", "STATUS_GET") and self.identity is not None:
+            if error in REBOOT_SYMPTOMS and void and self.identity is not None:
                 # A unit that rebooted unseen (its BOOT lost on the line) refuses a stimulus for
                 # the old session's clock or state: that is the reboot, not the command's fault.
                 self.status()
