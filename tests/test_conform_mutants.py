@@ -578,6 +578,14 @@ class ReversedRead(Device):
         super().receive(rest)
 
 
+class IgnoresTheValue(Firmware):
+    """Takes any INPUT.value, also on inputs that take none, and acts on the input (before PR-3)."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._valued = self._inputs
+
+
 class ResetKeepsQuiet(Firmware):
     """Starts a new game on RESET new_game without closing what ran: no SD_CARDS(0) for the tray it
     empties, no LA_RESULT for the burst it stops."""
@@ -641,7 +649,8 @@ MUTANTS = [
     Mutant(WrongStateWithoutState, "commands.input_refused", "NAK wrong_state detail 0, expected 1", kind="flash"),
     Mutant(WrongStateWithoutState, "commands.input_refused", "NAK wrong_state detail 0, expected 2"),
     Mutant(RefusedLoadAddsCards, "commands.input_refused", "the unit sent SD_CARDS"),
-    Mutant(EveryRefusalWrongState, "commands.input_refused_value", "expected NAK bad_value, got NAK wrong_state"),
+    Mutant(EveryRefusalWrongState, "commands.input_refused_value", "expected NAK bad_value, got NAK wrong_state",
+           also=(("commands.input_value_not_taken", "expected NAK bad_value, got NAK wrong_state"),)),
     Mutant(InputHandlerLeftIn, "commands.unsupported", "expected NAK unsupported, got ACK",
            options={"without": "host_input"}),
     Mutant(UnsupportedButSeen, "commands.unsupported", "the unit sent INPUT_SEEN", options={"without": "host_input"}),
@@ -664,6 +673,8 @@ MUTANTS = [
     Mutant(AnyModeNewGame, "reset.reset_bad_mode", "expected NAK bad_value, got ACK"),
     Mutant(NewGameBeforeModeCheck, "reset.reset_bad_mode", "the unit sent STATE"),
     Mutant(NewGameDropsStimuli, "reset.reset_new_game", "left 0 stimuli pending, expected 1"),
+    Mutant(IgnoresTheValue, "commands.input_value_not_taken", "expected NAK bad_value, got ACK"),
+    Mutant(IgnoresTheValue, "commands.input_value_not_taken", "expected NAK bad_value, got ACK", kind="launcher"),
     Mutant(ResetKeepsQuiet, "reset.reset_in_play", "emitted nothing before STATE, expected ['SD_CARDS']"),
     Mutant(ResetKeepsQuiet, "reset.reset_in_play", "emitted nothing before STATE, expected ['LA_RESULT']",
            kind="launcher"),

@@ -96,6 +96,16 @@ def input_refused_value(cs):
     _refusal(cs, cs.recipe["refused_value"], "bad_value")
 
 
+@check("4.3", "INPUT with a value on an input that takes none: NAK bad_value, nothing started (PR-3)",
+       needs=("host_input",))
+def input_value_not_taken(cs):
+    """The input that starts play (the last of the busy situation), sent with value 1."""
+    *before, (name, action, _value) = cs.recipe["busy"]
+    if name in cat.UNITS[cs.kind].valued_inputs:
+        return ("n/a", f"{name} takes a value on the {cs.kind} unit")
+    _refusal(cs, [*before, [name, action, 1]], "bad_value")
+
+
 @check("4.3", "commands without their capability: NAK unsupported")
 def unsupported(cs):
     needs = {"test_mode": [msg.INJECT(at_us=1, input=0, action=1, value=0), msg.INJECT_CANCEL()],
