@@ -53,7 +53,8 @@ do not wrap; put devtime.wrap(t) in u32 message fields):
 
     self.config[name]            current configuration (read it when needed: it can
                                  change while the unit is idle)
-    self.rng                     the unit's one random.Random (seeded from rng_seed)
+    self.rng                     the unit's one generator, seeded from rng_seed: SPEC 6.0's Pcg32, or
+                                 another (random.Random) for a unit built with rng=python
     self.emit(MsgClass, **f)     emit an event now; event_seq is filled in
     self.at(t, fn, *args)        call fn(t, *args) at device time t; returns a handle
                                  with cancel(). Timers run after inputs due at the

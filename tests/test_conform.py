@@ -522,3 +522,28 @@ def test_quick_picks_the_shortest_runnable_scenario_for_each_decision():
     assert got == ["long", "only one", "unrunnable"]
     assert [sc.name for sc in quick.choose(scs, "showdown", lambda sc: True, lengths)] == [
         "short", "shorter but exact", "only one", "unrunnable"]
+
+
+class OneFramePerRead:
+    """A link that hands over one frame per read, as a serial port read in small pieces does: a
+    check must not lean on a reply and the events after it arriving in one read."""
+
+    def __init__(self, inner):
+        self.inner, self.url, self.virtual = inner, inner.url, inner.virtual
+        self._held, self._host_us = b"", 0
+
+    def read(self, timeout_us):
+        if not self._held:
+            self._held, self._host_us = self.inner.read(timeout_us)
+        cut = self._held.find(b"\x00") + 1 or len(self._held)
+        data, self._held = self._held[:cut], self._held[cut:]
+        return data, self._host_us
+
+    def __getattr__(self, name):
+        return getattr(self.inner, name)
+
+
+@pytest.mark.parametrize("kind", ["showdown", "flash", "launcher"])
+def test_the_protocol_checks_pass_when_frames_arrive_one_read_at_a_time(kind):
+    report = conform.run(OneFramePerRead(VirtualLink(kind)), scenarios=None)
+    assert not [(c.name, c.detail) for c in report.checks if not c.status.ok]

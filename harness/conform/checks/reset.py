@@ -86,8 +86,10 @@ def reset_in_play(cs):
         # the RESET follows the input that started play at once, while its timers still run
         r = cs.apply(cs.recipe["busy"])
         expect(r.msg.NAME == "ACK", f"the last input to leave the idle states answered {show(r)}")
-        n = len(w.frames)
-        w.command(msg.RESET(mode=0), expect="ACK")
+        # what the RESET caused comes after its ACK (SPEC 4.3); the events of the input before it
+        # come before the ACK on the wire, whichever read brings them
+        ack = w.command(msg.RESET(mode=0), expect="ACK")
+        n = w.frames.index(ack) + 1
         state = w.wait(lambda f: f.msg.NAME == "STATE", REPLY_TIMEOUT_US, n)
         expect(state is not None, "no STATE event after RESET new_game")
         later = w.quiet(LONGEST_TIMER_US)
