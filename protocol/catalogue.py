@@ -204,8 +204,10 @@ class UnitDef:
 
     @property
     def decisions(self) -> tuple["Decision", ...]:
-        """The SPEC decisions of this kind (SD-n, FL-n, LA-n), in order."""
-        return tuple(d for d in DECISIONS.values() if d.unit == self.kind)
+        """The SPEC decisions a unit of this kind follows: its own (SD-n, FL-n, LA-n), then the
+        protocol-level ones (PR-n), in order."""
+        return tuple(d for d in DECISIONS.values() if d.unit == self.kind) + \
+            tuple(d for d in DECISIONS.values() if d.unit == PROTOCOL_GROUP and self.kind in d.kinds)
 
     @property
     def enums(self) -> tuple[str, ...]:
@@ -267,6 +269,10 @@ def _roles(raw: dict) -> RoleFacts:
 UNITS: dict[str, UnitDef] = {kind: _unit(kind, RAW["units"][kind]) for kind in ENUM_VALUES["unit_kind"]}
 
 
+# the decisions every unit kind follows (PR-n) are grouped under this name, decided in these sections
+PROTOCOL_GROUP, PROTOCOL_SECTIONS = "protocol", ("1", "2", "3", "4")
+
+
 @dataclass(frozen=True)
 class Decision:
     """One numbered decision of the SPEC (decisions.yaml): what the SPEC decides where the documents are silent."""
@@ -274,12 +280,16 @@ class Decision:
     unit: str
     section: str        # the SPEC section that decides it ("7.4")
     text: str           # in brief, one line
+    kinds: tuple[str, ...] = ()     # the unit kinds that follow it: its own, or those a protocol-level one names
 
 
 def _decisions() -> dict[str, Decision]:
     text = resources.files(__package__).joinpath("decisions.yaml").read_text(encoding="utf-8")
-    raw = load_decisions(text, {kind: u["section"] for kind, u in RAW["units"].items()})
-    return {d["id"]: Decision(d["id"], kind, d["section"], d["text"]) for kind, ds in raw.items() for d in ds}
+    raw = load_decisions(text, {kind: u["section"] for kind, u in RAW["units"].items()} | {PROTOCOL_GROUP: PROTOCOL_SECTIONS})
+    every = tuple(RAW["units"])
+    return {d["id"]: Decision(d["id"], kind, d["section"], d["text"],
+                              tuple(d.get("units", every)) if kind == PROTOCOL_GROUP else (kind,))
+            for kind, ds in raw.items() for d in ds}
 
 
 #: every decision id of the SPEC (SPEC 12 is generated from it), in the SPEC's order

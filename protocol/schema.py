@@ -34,7 +34,7 @@ _PARAM = {"name": True, "id": True, "units": True, "min": True, "max": True, "de
 _MESSAGE = {"name": True, "id": True, "class": True, "reply": False, "capability": False, "units": False, "doc": False,
             "fields": False}
 _FIELD = {"name": True, "type": True, "count": False, "enum": False, "doc": False}
-_DECISION = {"id": True, "section": True, "text": True}
+_DECISION = {"id": True, "section": True, "text": True, "units": False}
 _DECISION_ID = re.compile(r"([A-Z]{2})-([1-9][0-9]*)\Z")
 _UNIT = {"title": True, "section": True, "verdict": True, "outcome_field": True, "power_on_state": True,
          "capabilities": True, "enums": False, "anchors": True, "time_fields": True, "cross_rules": False,
@@ -510,7 +510,7 @@ class _Reader:
 
     # ---- the decision index (decisions.yaml) ----
 
-    def decisions(self, root, units: dict[str, str]) -> dict[str, list[dict]]:
+    def decisions(self, root, units: dict[str, str | tuple[str, ...]]) -> dict[str, list[dict]]:
         if root is None:
             self.fail(None, "decisions", "the file is empty")
         out: dict[str, list[dict]] = {}
@@ -534,11 +534,19 @@ class _Reader:
                 if number != len(out[kind]) + 1:
                     self.fail(m["id"][1], f"{where} id", f"{did} out of order: expected {mine}-{len(out[kind]) + 1}")
                 section = self.text(m["section"][1], f"{did} section")
-                if section != units[kind] and not section.startswith(units[kind] + "."):
+                mine_sections = (units[kind],) if isinstance(units[kind], str) else units[kind]
+                if not any(section == s or section.startswith(s + ".") for s in mine_sections):
                     self.fail(m["section"][1], f"{did} section",
-                              f"{section!r} is not in the {kind} unit's SPEC section {units[kind]}")
+                              f"{section!r} is not in the {kind} unit's SPEC section {_join(mine_sections)}")
                 line = self.text(m["text"][1], f"{did} text").strip()
                 if not line or "\n" in line:
                     self.fail(m["text"][1], f"{did} text", "must be one line, not empty")
-                out[kind].append({"id": did, "section": section, "text": line})
+                entry = {"id": did, "section": section, "text": line}
+                if "units" in m:
+                    # a protocol-level decision that only some kinds can show (their fields, their capabilities)
+                    kinds = [u for u in units if isinstance(units[u], str)]
+                    if isinstance(units[kind], str):
+                        self.fail(m["units"][1], f"{did} units", "only a protocol-level decision names its unit kinds")
+                    entry["units"] = self.names(m["units"][1], f"{did} units", kinds, "unit kind")
+                out[kind].append(entry)
         return out

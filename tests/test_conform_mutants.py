@@ -586,6 +586,14 @@ class IgnoresTheValue(Firmware):
         self._valued = self._inputs
 
 
+class SensesLandingOnAFlash(Firmware):
+    """A Flash base whose IDENTITY sets landing_sensor, a Showdown capability (PR-4)."""
+
+    def _boot(self, reason):
+        super()._boot(reason)
+        self.caps |= 1 << cat.ENUM_VALUES["capability"]["landing_sensor"]
+
+
 class ResetKeepsQuiet(Firmware):
     """Starts a new game on RESET new_game without closing what ran: no SD_CARDS(0) for the tray it
     empties, no LA_RESULT for the burst it stops."""
@@ -673,6 +681,8 @@ MUTANTS = [
     Mutant(AnyModeNewGame, "reset.reset_bad_mode", "expected NAK bad_value, got ACK"),
     Mutant(NewGameBeforeModeCheck, "reset.reset_bad_mode", "the unit sent STATE"),
     Mutant(NewGameDropsStimuli, "reset.reset_new_game", "left 0 stimuli pending, expected 1"),
+    Mutant(SensesLandingOnAFlash, "handshake.caps_of_the_kind", "sets landing_sensor, not a capability of the flash",
+           kind="flash"),
     Mutant(IgnoresTheValue, "commands.input_value_not_taken", "expected NAK bad_value, got ACK"),
     Mutant(IgnoresTheValue, "commands.input_value_not_taken", "expected NAK bad_value, got ACK", kind="launcher"),
     Mutant(ResetKeepsQuiet, "reset.reset_in_play", "emitted nothing before STATE, expected ['SD_CARDS']"),

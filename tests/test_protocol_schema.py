@@ -158,7 +158,7 @@ def test_the_wait_bounds_and_boot_positions_as_the_harness_reads_them():
 # ---- the decision index (decisions.yaml) ----
 
 DECISIONS_TEXT = resources.files("protocol").joinpath("decisions.yaml").read_text(encoding="utf-8")
-UNIT_SECTIONS = {kind: u.section for kind, u in cat.UNITS.items()}
+UNIT_SECTIONS = {kind: u.section for kind, u in cat.UNITS.items()} | {cat.PROTOCOL_GROUP: cat.PROTOCOL_SECTIONS}
 
 
 def decisions_fail(old: str, new: str) -> str:
@@ -169,11 +169,14 @@ def decisions_fail(old: str, new: str) -> str:
 
 
 def test_the_decision_index_loads_with_every_kind_numbered_from_one():
-    sd, la = cat.UNITS["showdown"].decisions, cat.UNITS["launcher"].decisions
-    assert [d.id for d in sd] == [f"SD-{i}" for i in range(1, len(sd) + 1)] and len(sd) >= 11
-    assert [d.id for d in cat.UNITS["flash"].decisions] == [f"FL-{i}" for i in range(1, 20)]
-    assert [d.id for d in la] == [f"LA-{i}" for i in range(1, len(la) + 1)] and len(la) >= 9
-    assert all(d.section.startswith(cat.UNITS[d.unit].section + ".") and d.text for d in cat.DECISIONS.values())
+    for prefix, group in (("SD", "showdown"), ("FL", "flash"), ("LA", "launcher"), ("PR", cat.PROTOCOL_GROUP)):
+        ids = [d.id for d in cat.DECISIONS.values() if d.unit == group]
+        assert ids == [f"{prefix}-{i}" for i in range(1, len(ids) + 1)] and len(ids) >= 5
+    own = [d for d in cat.DECISIONS.values() if d.unit != cat.PROTOCOL_GROUP]
+    assert all(d.section.startswith(cat.UNITS[d.unit].section + ".") and d.text for d in own)
+    # a unit follows its own decisions, then the protocol-level ones that concern its kind
+    assert [d.id for d in cat.UNITS["flash"].decisions][-4:] == ["PR-1", "PR-3", "PR-4", "PR-5"]
+    assert "PR-4" not in {d.id for d in cat.UNITS["showdown"].decisions}
 
 
 @pytest.mark.parametrize("old, new, words", [

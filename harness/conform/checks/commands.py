@@ -97,7 +97,7 @@ def input_refused_value(cs):
 
 
 @check("4.3", "INPUT with a value on an input that takes none: NAK bad_value, nothing started (PR-3)",
-       needs=("host_input",))
+       needs=("host_input",), decisions=("PR-3",))
 def input_value_not_taken(cs):
     """The input that starts play (the last of the busy situation), sent with value 1."""
     *before, (name, action, _value) = cs.recipe["busy"]

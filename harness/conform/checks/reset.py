@@ -71,7 +71,7 @@ def reset_new_game(cs):
 
 
 @check("4.9", "RESET new_game in play: the SPEC's closing events in order, then STATE; no verdict after it",
-       decisions=("SD-15", "LA-13"), needs=("host_input",))
+       decisions=("SD-15", "LA-13", "PR-5"), needs=("host_input",))
 def reset_in_play(cs):
     """SPEC 4.9 and PR-5: what was running is closed (the burst's LA_RESULT, the tray's SD_CARDS 0),
     lights go off, STATE says power-on; an abandoned race or turn gets no verdict, now or later."""
