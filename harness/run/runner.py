@@ -73,7 +73,7 @@ class Runner:
                 if race.late is None:
                     break
                 # A host stall kept a stimulus from the unit in time: nothing was judged, so the race
-                # runs again rather than counting against anyone; the first try is kept as a note.
+                # runs again rather than counting against anyone; why each earlier try ended is kept.
                 self._recover()
                 before = race.reruns + [race.late]
                 race = self._race_guarded(sc, env)
