@@ -594,6 +594,22 @@ class SensesLandingOnAFlash(Firmware):
         self.caps |= 1 << cat.ENUM_VALUES["capability"]["landing_sensor"]
 
 
+class ResetLeavesTheRaceRunning(Firmware):
+    """Starts a new game on RESET new_game but forgets the old game's timers: the abandoned countdown
+    runs on to its green and, nobody pressing, to a no_press verdict seconds later."""
+
+    def _cancel_timers(self):
+        if not getattr(self, "_resetting", False):
+            super()._cancel_timers()
+
+    def _new_game(self, t):
+        self._resetting = True
+        try:
+            super()._new_game(t)
+        finally:
+            self._resetting = False
+
+
 class ResetKeepsQuiet(Firmware):
     """Starts a new game on RESET new_game without closing what ran: no SD_CARDS(0) for the tray it
     empties, no LA_RESULT for the burst it stops."""
@@ -686,6 +702,9 @@ MUTANTS = [
     Mutant(IgnoresTheValue, "commands.input_value_not_taken", "expected NAK bad_value, got ACK"),
     Mutant(IgnoresTheValue, "commands.input_value_not_taken", "expected NAK bad_value, got ACK", kind="launcher"),
     Mutant(ResetKeepsQuiet, "reset.reset_in_play", "emitted nothing before STATE, expected ['SD_CARDS']"),
+    # its stray timers go on firing into the checks after it: the next one that watches for events sees them
+    Mutant(ResetLeavesTheRaceRunning, "reset.reset_in_play", "SD_VERDICT after RESET new_game",
+           also=(("inject.inject_too_late", "after them the unit sent SD_BEEP"),)),
     Mutant(ResetKeepsQuiet, "reset.reset_in_play", "emitted nothing before STATE, expected ['LA_RESULT']",
            kind="launcher"),
     Mutant(RebootKeepsStimuli, "reset.reboot_restores", "stimuli survived RESET reboot"),

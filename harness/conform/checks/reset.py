@@ -5,12 +5,7 @@ from protocol import catalogue as cat, devtime, msg
 
 from harness.conform.recipes import POWER_ON, cross_rules_ok
 from harness.conform.registry import END, START, check
-from harness.conform.wire import changes_nothing, expect, show, ACTION, REPLY_TIMEOUT_US
-
-
-# long enough for a verdict the abandoned play would have had: a Showdown countdown at the defaults
-# (at most 5 s) and a turn of 4 s both end inside it
-LONGEST_TIMER_US = 6_000_000
+from harness.conform.wire import QUIET_US, changes_nothing, expect, show, ACTION, REPLY_TIMEOUT_US
 
 
 @check("4.9", "RESET reboot: ACK, then BOOT(event_seq 0, header seq 0, reset_command), new boot_id", phase=START)
@@ -92,13 +87,14 @@ def reset_in_play(cs):
         n = w.frames.index(ack) + 1
         state = w.wait(lambda f: f.msg.NAME == "STATE", REPLY_TIMEOUT_US, n)
         expect(state is not None, "no STATE event after RESET new_game")
-        later = w.quiet(LONGEST_TIMER_US)
+        # as long as the abandoned play could have taken to its verdict (the unit's own bound, SPEC 7-9)
+        verdict = cat.UNITS[cs.kind].verdict
+        later = w.quiet(cat.UNITS[cs.kind].latest_us(verdict, busy_config) + QUIET_US)
         events = [f.msg.NAME for f in w.frames[n:] if f.msg.KIND == "event"]
         closing = [e for e in events[:events.index("STATE")] if e not in ("LIGHT", "SOUND")]
         expect(closing == list(cs.recipe["reset_busy"]),
                f"RESET new_game in play emitted {closing or 'nothing'} before STATE, expected "
                f"{list(cs.recipe['reset_busy']) or 'nothing'} (SPEC 4.9)")
-        verdict = cat.UNITS[cs.kind].verdict
         expect(verdict not in [f.msg.NAME for f in later], f"{verdict} after RESET new_game: an abandoned "
                                                             f"{'burst' if cs.kind == 'launcher' else 'race'} "
                                                             f"gets no verdict but the one that closes it")
