@@ -56,6 +56,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--rng", choices=("reference", "python"), default="reference",
                         help="the unit's generator: SPEC 6's reference PCG32 (capability reference_rng), or "
                              "python: another allowed one, as firmware with its own generator has")
+    parser.add_argument("--timer-lag-us", type=int, default=0, metavar="US",
+                        help="stamp every timer event this late (0..2000), as firmware whose timer handler "
+                             "stamps when it ran (SPEC PR-1 allows it)")
     parser.add_argument("--without", metavar="CAP,...", default="",
                         help="optional capabilities the unit lacks (their commands get NAK unsupported), "
                              "e.g. time_sync,config_set")
@@ -109,7 +112,7 @@ def run(args: argparse.Namespace) -> int:
         for i in range(args.count):
             device = Device(args.kind, clock, seed=args.seed + i, serial=args.serial + i,
                             boot_time_us=args.boot_time_us, salt=os.urandom(8), rng=args.rng,
-                            without=args.without, **options)
+                            without=args.without, timer_lag_us=args.timer_lag_us, **options)
             port = TcpPort(tcp[0], tcp[1] + i if tcp[1] else 0) if tcp else PtyPort()
             unit_faults = faults if faults is None or faults.seed is None else replace(faults, seed=faults.seed + i)
             server.add(device, port, faults=unit_faults)

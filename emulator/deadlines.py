@@ -58,4 +58,4 @@ class Deadlines:
                 return
             d = min(due, key=lambda d: (d.t, d.order))
             self.clear(d)
-            d.fn(d.t)
+            self.model.core.run_timer(d.fn, d.t)

@@ -117,7 +117,7 @@ def _unsupported(device, frame, m, t) -> int:
 class Device:
     def __init__(self, kind: str, clock, *, seed: int = 1, serial: int = 1, boot_time_us: int = 0,
                  salt: bytes = b"", without: str | tuple[str, ...] = (), rng: str = "reference",
-                 **unit_options):
+                 timer_lag_us: int = 0, **unit_options):
         self.kind = kind
         self.model_cls = model_class(kind)
         self.options = _check_options(self.model_cls, unit_options)
@@ -145,6 +145,11 @@ class Device:
         if rng not in GENERATORS:
             raise ValueError(f"rng must be one of {', '.join(GENERATORS)}, not {rng!r}")
         self.rng_name = rng
+        # A unit whose timer handlers stamp the moment they ran, this late, not the deadline they armed:
+        # PR-1 allows it (later, never earlier); the rules still run on the scheduled times.
+        if not 0 <= timer_lag_us <= 2000:
+            raise ValueError(f"timer_lag_us must be 0..2000 (PR-1: within the 2 ms of a reply), not {timer_lag_us}")
+        self.timer_lag_us = timer_lag_us
         self.rng = GENERATORS[rng](seed)
         self.config: dict[str, int] = {}
         self.output = bytearray()
@@ -218,7 +223,7 @@ class Device:
     def call_at(self, t: int, fn, *args, priority=TIMER):
         """Schedule fn(t, *args) at device time t (model timers; cancelled on reset)."""
         timers = self._timers
-        handle = self.clock.call_at(self.to_clock(t), self._latched, fn, t, *args, priority=priority)
+        handle = self.clock.call_at(self.to_clock(t), self.run_timer, fn, t, *args, priority=priority)
         timers.add(handle)
         if len(timers) > _TIMERS_KEPT:
             # Fired and cancelled handles stay in the set until here (a fired one has fn None too):
@@ -325,6 +330,15 @@ class Device:
     def _run_inject(self, t: int, sid: int, inp: int, action: int, value: int) -> None:
         self._injects.pop(sid, None)
         self._latched(self.apply_input, t, inp, action, value, SOURCE.injected)
+
+    def run_timer(self, fn, t: int, *args) -> None:
+        """Run a model timer's work for its deadline t, now or (caught up by a later input) late:
+        its events carry t, the scheduled time (PR-1), or t + timer_lag_us on a unit that lags."""
+        outer, self._stamp = self._stamp, t + self.timer_lag_us
+        try:
+            fn(t, *args)
+        finally:
+            self._stamp = outer
 
     def _latched(self, fn, t: int, *args) -> None:
         """Run fn(t, ...) with event times latched to t, the time the model acts at.

@@ -92,16 +92,16 @@ class Showdown(UnitModel):
         """Run the work of a deadline at or before t that the rules put before this input."""
         if self.state == STATE.countdown and t >= self.green_t:
             self._cancel()
-            self._green(self.green_t)
+            self.core.run_timer(self._green, self.green_t)
         if self.state == STATE.go and t >= self.green_t + self.config["go_timeout_us"]:
             self._cancel()
-            self._no_press(self.green_t + self.config["go_timeout_us"])
+            self.core.run_timer(self._no_press, self.green_t + self.config["go_timeout_us"])
         if self.state == STATE.racing and not self.tie and t > self.press[self.first] + self.config["tie_window_us"]:
             self._cancel()
-            self._first_press_verdict(self.press[self.first] + self.config["tie_window_us"])
+            self.core.run_timer(self._first_press_verdict, self.press[self.first] + self.config["tie_window_us"])
         if self.state == STATE.racing and self.tie and t >= self.press[self.first] + self.config["flight_us"]:
             self._cancel()
-            self._landing(self.press[self.first] + self.config["flight_us"])
+            self.core.run_timer(self._landing, self.press[self.first] + self.config["flight_us"])
 
     def _paddle(self, t, side):
         if self.state == STATE.countdown:

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from importlib import resources
 from typing import Mapping
 
-from .rules import CrossRule, ParamBound
+from .rules import CrossRule, EventFilter, ParamBound, TimerRule, parse_filter
 from .schema import TYPES, CatalogueError, load_catalogue, load_decisions
 
 _TYPE_CODES = {t: code for t, (code, _lo, _hi) in TYPES.items()}
@@ -189,6 +189,7 @@ class UnitDef:
     # verdict time field -> the i32 field whose NONE_I32 says it is none (PR-2)
     optional_times: dict[str, str] = field(default_factory=dict)
     roles: RoleFacts | None = None      # a unit whose game has players taking turns (Flash)
+    timers: tuple[TimerRule, ...] = ()  # when each timer event is due at the earliest (PR-1)
 
     @property
     def inputs(self) -> dict[str, int]:
@@ -256,7 +257,18 @@ def _unit(kind: str, raw: dict) -> UnitDef:
         valued_inputs=tuple(raw.get("valued_inputs", ())),
         scheduled_times=dict(raw.get("scheduled_times", {})), optional_times=dict(raw.get("optional_times", {})),
         roles=_roles(raw["roles"]) if "roles" in raw else None,
+        timers=tuple(_timer(name, t, field_enums) for name, t in raw.get("timers", {}).items()),
     )
+
+
+def _timer(event: str, raw: dict, field_enums: dict) -> TimerRule:
+    def resolved(text: str) -> EventFilter:
+        name, pairs = parse_filter(text)
+        return EventFilter(name, tuple((f, int(v) if v.isdigit() else ENUM_VALUES[field_enums[(name, f)]][v])
+                                       for f, v in pairs))
+    after = [raw["after"]] if isinstance(raw["after"], str) else raw["after"]
+    return TimerRule(event=event, after=tuple(map(resolved, after)), delay=ParamBound(str(raw["delay"])),
+                     frozen_by=tuple(tuple(x.split(".")) for x in raw.get("frozen_by", ())), when=raw.get("when"))
 
 
 def _roles(raw: dict) -> RoleFacts:

@@ -3,6 +3,7 @@ as Python chains them) and the durations the catalogue derives from the paramete
 from __future__ import annotations
 
 import operator
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cached_property
@@ -46,3 +47,42 @@ class ParamBound:
 
     def us(self, values: Mapping[str, int]) -> int:
         return int(expr.evaluate(self._tree, values))
+
+
+_FILTER = re.compile(r"\s*([A-Z][A-Z0-9_]*)\s*(?:\((.*)\))?\s*\Z")
+
+
+def parse_filter(text: str) -> tuple[str, tuple[tuple[str, str], ...]]:
+    """'INPUT_SEEN(input=buzzer, action=press)' -> ('INPUT_SEEN', (('input', 'buzzer'), ('action', 'press'))):
+    an event, and the field values (names or integers, as written) it must hold."""
+    m = _FILTER.match(text)
+    if m is None:
+        raise ValueError(f"{text!r} is not EVENT or EVENT(field=value, ...)")
+    pairs = []
+    for part in filter(str.strip, (m.group(2) or "").split(",")):
+        name, eq, value = part.partition("=")
+        if not eq or not name.strip() or not value.strip():
+            raise ValueError(f"{text!r}: {part.strip()!r} is not field=value")
+        pairs.append((name.strip(), value.strip()))
+    return m.group(1), tuple(pairs)
+
+
+@dataclass(frozen=True)
+class EventFilter:
+    event: str
+    fields: tuple[tuple[str, int], ...] = ()     # field, the value it must hold
+
+    def matches(self, msg) -> bool:
+        return msg.NAME == self.event and all(getattr(msg, f) == v for f, v in self.fields)
+
+
+@dataclass(frozen=True)
+class TimerRule:
+    """When one of a unit's timer events is due at the earliest (PR-1): the latest of each `after` event
+    before it, the latest of those, plus `delay` (over the parameters and those events' fields), plus the
+    time the timer stood frozen since (a `frozen_by` event's field non-zero freezes it, zero runs it)."""
+    event: str
+    after: tuple[EventFilter, ...]
+    delay: ParamBound
+    frozen_by: tuple[tuple[str, str], ...] = ()   # (event, field)
+    when: str | None = None                       # a field of the event that is non-zero when a timer's

@@ -12,7 +12,7 @@ from typing import NoReturn
 import yaml
 
 from . import expr
-from .rules import CrossRule
+from .rules import CrossRule, parse_filter
 
 #: field type -> (struct code, min, max)
 TYPES = {
@@ -40,7 +40,8 @@ _UNIT = {"title": True, "section": True, "verdict": True, "outcome_field": True,
          "capabilities": True, "enums": False, "anchors": True, "time_fields": True, "cross_rules": False,
          "field_enums": True, "situations": True, "switches": False, "latest_after_input": True,
          "variants": False, "valued_inputs": False,
-         "scheduled_times": False, "optional_times": False, "roles": False}
+         "scheduled_times": False, "optional_times": False, "roles": False, "timers": False}
+_TIMER = {"after": True, "delay": True, "frozen_by": False, "when": False}
 _ROLES = {"players": True, "current": True, "started_by": True, "buttons": True, "player_fields": True,
           "mask_fields": True}
 
@@ -399,6 +400,67 @@ class _Reader:
                 out["field_enums"][message][field] = self.one_of(fv, f"{where} field_enums {message}.{field}",
                                                                  sorted(self.enum_names), "enum")
         out["situations"] = self.situations(m["situations"][1], where, kind, params)
+        if "timers" in m:
+            out["timers"] = self.timers(m["timers"][1], f"{where} timers", events, params, out["field_enums"])
+        return out
+
+    def timers(self, node, where: str, events: dict, params: list[str], field_enums: dict) -> dict:
+        """timer event -> {after: [EVENT(field=value, ...)], delay: expression, frozen_by: [EVENT.field],
+        when: field}: when each of the unit's timer events is due at the earliest (PR-1)."""
+        def fields_of(event: str) -> dict[str, dict]:
+            return {f["name"]: f for f in events[event].get("fields", ())}
+
+        out = {}
+        for name, (k, v) in self.mapping(node, where).items():
+            self.one_of(k, where, list(events), "event")
+            here = f"{where} {name}"
+            t = self.mapping(v, here, _TIMER)
+            after_node = t["after"][1]
+            items = self.seq(after_node, f"{here} after") if isinstance(after_node, yaml.SequenceNode) else [after_node]
+            after, named = [], {name}
+            for n in items:
+                text = self.text(n, f"{here} after")
+                try:
+                    event, pairs = parse_filter(text)
+                except ValueError as exc:
+                    self.fail(n, f"{here} after", str(exc))
+                if event not in events:
+                    self.fail(n, f"{here} after", f"unknown event {event!r} (or not one of this unit's)", list(events))
+                fields = fields_of(event)
+                for field, value in pairs:
+                    if field not in fields:
+                        self.fail(n, f"{here} after {event}", f"unknown field {field!r}", list(fields))
+                    enum = field_enums.get(event, {}).get(field) or fields[field].get("enum")
+                    if enum is not None and value not in self.raw["enums"][enum]:
+                        self.fail(n, f"{here} after {event}.{field}", f"unknown {enum} {value!r}",
+                                  list(self.raw["enums"][enum]))
+                    if enum is None and not value.isdigit():
+                        self.fail(n, f"{here} after {event}.{field}", f"{value!r} is not an integer")
+                after.append(text)
+                named.add(event)
+            raw = self.value(t["delay"][1], f"{here} delay", (int, str), "an expression")
+            try:
+                tree = expr.parse(str(raw))
+            except expr.ExprError as exc:
+                self.fail(t["delay"][1], f"{here} delay", str(exc))
+            for word in sorted(expr.names(tree)):
+                owners = [e for e in sorted(named) if word in fields_of(e)] + (["parameters"] if word in params else [])
+                if not owners:
+                    self.fail(t["delay"][1], f"{here} delay", f"{word!r} is neither a parameter nor a field of "
+                                                             f"{', '.join(sorted(named))}")
+                if len(owners) > 1:
+                    self.fail(t["delay"][1], f"{here} delay", f"{word!r} is ambiguous: {', '.join(owners)}")
+            entry = {"after": after if isinstance(after_node, yaml.SequenceNode) else after[0], "delay": raw}
+            if "frozen_by" in t:
+                entry["frozen_by"] = []
+                for n in self.seq(t["frozen_by"][1], f"{here} frozen_by"):
+                    event, dot, field = self.text(n, f"{here} frozen_by").partition(".")
+                    if event not in events or field not in fields_of(event):
+                        self.fail(n, f"{here} frozen_by", f"{event}{dot}{field!r} is not EVENT.field of this unit")
+                    entry["frozen_by"].append(f"{event}.{field}")
+            if "when" in t:
+                entry["when"] = self.one_of(t["when"][1], f"{here} when", list(fields_of(name)), "field")
+            out[name] = entry
         return out
 
     def switches(self, node, where: str, kind: str) -> dict:

@@ -208,3 +208,30 @@ def test_the_unit_facts_of_the_decisions_name_what_exists(old, new, mark, says):
     text, at = broken(old, new, mark)
     msg = fails(text)
     assert msg.startswith(f"messages.yaml:{at}: ") and says in msg, msg
+
+
+@pytest.mark.parametrize("old, new, mark, said", [
+    ("SD_LANDING: {after: SD_LAUNCH, delay: flight_us}", "SD_LANDING: {after: SD_LAUNCHED, delay: flight_us}",
+     "SD_LAUNCHED", "timers SD_LANDING after: unknown event 'SD_LAUNCHED'"),
+    ("SD_LANDING: {after: SD_LAUNCH, delay: flight_us}", "SD_LANDING: {after: SD_LAUNCH, delay: flight_ms}",
+     "flight_ms", "timers SD_LANDING delay: 'flight_ms' is neither a parameter nor a field of SD_LANDING, SD_LAUNCH"),
+    ("SD_LANDING: {after: SD_LAUNCH, delay: flight_us}", "SD_LANDING: {after: SD_LAUNCH, delay: flight_us +}",
+     "flight_us +}", "timers SD_LANDING delay: cannot parse 'flight_us +'"),
+    ("SD_LANDING: {after: SD_LAUNCH, delay: flight_us}", "SD_LANDING: {after: 'SD_LAUNCH(toward=c)', delay: flight_us}",
+     "'SD_LAUNCH(toward=c)'", "timers SD_LANDING after SD_LAUNCH.toward: unknown side 'c'"),
+    ("SD_LANDING: {after: SD_LAUNCH, delay: flight_us}", "SD_LANDING: {after: 'SD_LAUNCH(toward)', delay: flight_us}",
+     "'SD_LAUNCH(toward)'", "timers SD_LANDING after: 'SD_LAUNCH(toward)': 'toward' is not field=value"),
+    ("LA_CARD: {after: LA_DING, delay: motor_us + index * card_interval_us}",
+     "LA_CARD: {after: LA_DING, delay: motor_us + press * card_interval_us, when: fired}", "fired",
+     "timers LA_CARD when: unknown field 'fired'"),
+    ("FL_TIMEOUT: {after: FL_SELECTED, delay: turn_time_us, frozen_by: [FL_PAUSE.paused, FL_SLEEP.asleep]}",
+     "FL_TIMEOUT: {after: FL_SELECTED, delay: turn_time_us, frozen_by: [FL_PAUSE.stopped]}", "FL_PAUSE.stopped",
+     "timers FL_TIMEOUT frozen_by: FL_PAUSE.'stopped' is not EVENT.field of this unit"),
+    ("FL_TIMEOUT: {after: FL_SELECTED, delay: turn_time_us, frozen_by: [FL_PAUSE.paused, FL_SLEEP.asleep]}",
+     "FL_TIMEOUT: {after: [FL_SELECTED, FL_TURN_END], delay: turn, frozen_by: [FL_PAUSE.paused]}", "turn, frozen",
+     "timers FL_TIMEOUT delay: 'turn' is ambiguous: FL_SELECTED, FL_TIMEOUT, FL_TURN_END"),
+])
+def test_a_timer_rule_that_cannot_be_evaluated_is_refused_where_it_is_written(old, new, mark, said):
+    text, at = broken(old, new, mark)
+    message = fails(text)
+    assert message.startswith(f"messages.yaml:{at}: unit ") and said in message, message

@@ -124,13 +124,26 @@ def test_an_absent_event_by_role_that_happens_says_whom_it_named():
 
 
 def test_a_role_the_game_does_not_have_fails_the_race_saying_so():
-    res = run(RACE.replace("  - press: opponent_2\n    at: buzzer + 150000",
-                           "  - press: opponent_3\n    at: buzzer + 150000"))
+    """On a base with 5 buttons the press of player_5 is refused: 2 players, opponent_2 is nobody."""
+    res = run(RACE, url="emu://flash?clock=virtual&rng=python&players=5")
     (race,) = res.races
     assert race.status == Outcome.FAIL
     (failure,) = race.failures
-    assert "roles.yaml:17: the step at line 17 (press opponent_3 at buzzer + 150000) names opponent_3" in failure
+    assert "roles.yaml:17: the step at line 17 (press opponent_2 at buzzer + 150000) names opponent_2" in failure
     assert "the game has no such player: current = player" in failure
+
+
+def test_a_role_beyond_the_players_the_scenario_registers_is_rejected_where_it_is_written():
+    got = problems(RACE.replace("  - press: opponent_2\n    at: buzzer + 150000",
+                                "  - press: opponent_3\n    at: buzzer + 150000")
+                   .replace("slowest: opponent_1, reason", "slowest: opponent_3, reason")
+                   .replace("reaction: {opponent_1: 240000,", "reaction: {opponent_4: 240000,"))
+    said = "the scenario registers 3 player(s) (player_0, player_2, player_5), so its game has 2 opponents " \
+           "(opponent_1 .. opponent_2)"
+    assert got == [f"roles.yaml:17:12: steps[8].press: 'opponent_3': {said}",
+                   f"roles.yaml:25:22: expect.verdict.slowest: 'opponent_3': {said}; a player field names one "
+                   f"player (a list: one of them)",
+                   f"roles.yaml:26:14: expect.reaction.opponent_4: 'opponent_4': {said}"], got
 
 
 def test_a_reaction_by_role_is_read_from_the_players_button():

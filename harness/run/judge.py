@@ -37,6 +37,8 @@ def judge(sc: Scenario, env: dict, race, events: list[Frame], scheduled: list[tu
                 race.timing_errors_us.append(f.dev_us - at)
     fails = race.failures
     late = _timer_lateness(events, unit, fails)
+    fails.extend(early_timers(events, unit, unit.with_defaults(sc.config)))
+    fails.extend(early_verdicts(verdict_frames, unit))
     for step, inp, edge, at in scheduled:
         if step.expect is None:
             continue
@@ -108,6 +110,78 @@ def _timer_lateness(events: list[Frame], unit, fails: list[str]) -> list[int]:
                                  f"({unit.verdict}.{field}): a timer event is never early (SPEC PR-1)")
                 late = max(late, e.dev_us - scheduled)
             out.append(late)
+    return out
+
+
+def early_timers(events: list[Frame], unit, config: dict[str, int]) -> list[str]:
+    """PR-1 for every timer of the unit (the catalogue's timers): a timer event stamped before the
+    earliest time the rules allow it, computed from the events before it and the configuration."""
+    out = []
+    for rule in unit.timers:
+        latest: list[Frame | None] = [None] * len(rule.after)
+        armings: list[list] = []     # [time, the after events, used by an event of this timer] as they came
+        frozen_at: int | None = None
+        pauses: list[tuple[int, int]] = []              # [from, to) while the timer stood frozen
+        for f in events:
+            m = f.msg
+            for i, pattern in enumerate(rule.after):
+                if pattern.matches(m):
+                    latest[i] = f
+                    if None not in latest:
+                        armings.append([max(e.dev_us for e in latest), list(latest), False])
+            for event, field in rule.frozen_by:
+                if m.NAME == event:
+                    if getattr(m, field) and frozen_at is None:
+                        frozen_at = f.dev_us
+                    elif not getattr(m, field) and frozen_at is not None:
+                        pauses.append((frozen_at, f.dev_us))
+                        frozen_at = None
+            if m.NAME != rule.event or (rule.when and not getattr(m, rule.when)):
+                continue
+            chain = [a for a in armings if a[0] <= f.dev_us]
+            if not chain:
+                continue
+            base, after, _ = chain[-1]
+            due, delay, frozen = _due(rule, base, after, f, config, pauses)
+            if f.dev_us >= due:
+                chain[-1][2] = True
+                continue
+            # Stamped before the latest arming's deadline: fine only if an earlier arming not yet used by
+            # an event of this timer fell due before the next arming came (deadline first at one instant,
+            # SPEC 4.8: the event after a deadline did not move it), and this is its firing, stamped late.
+            fired = next((a for a, b in zip(chain, chain[1:])
+                          if not a[2] and _due(rule, a[0], a[1], f, config, pauses)[0] <= b[0]), None)
+            if fired is not None:
+                fired[2] = True
+                continue
+            chain[-1][2] = True
+            trigger = " and ".join(dict.fromkeys(e.msg.NAME for e in after))
+            out.append(f"{rule.event} stamped {due - f.dev_us} us before the earliest it can be due ({trigger} + "
+                       f"{rule.delay.text} = {delay} us" + (f", + {frozen} us frozen" if frozen else "")
+                       + "): a timer event is never early (SPEC PR-1)")
+    return out
+
+
+def _due(rule, base: int, after: list[Frame], f: Frame, config: dict[str, int],
+         pauses: list[tuple[int, int]]) -> tuple[int, int, int]:
+    """When a timer armed at base by the events after is due: (due, its delay, the time it stood frozen)."""
+    values = dict(config)
+    for e in (*after, f):
+        values.update((fd.name, getattr(e.msg, fd.name)) for fd in e.msg.DEF.fields)
+    delay = rule.delay.us(values)
+    frozen = sum(max(0, min(b, f.dev_us) - max(a, base)) for a, b in pauses)
+    return base + delay + frozen, delay, frozen
+
+
+def early_verdicts(verdicts: list[Frame], unit) -> list[str]:
+    """A verdict carries the moment it was produced, never before the rules allow it (SPEC 3.1):
+    header time >= knowable_us (a window that ended early, a verdict timer that ran fast)."""
+    out = []
+    for v in verdicts:
+        k = getattr(v.msg, "knowable_us", None)
+        if k is not None and devtime.diff(v.time_us, k) < 0:
+            out.append(f"{unit.verdict} produced {-devtime.diff(v.time_us, k)} us before its knowable_us: a verdict "
+                       f"is never earlier than the rules allow (SPEC 3.1)")
     return out
 
 

@@ -38,6 +38,9 @@ class _Validator:
     def __init__(self, file: str):
         self.file = file
         self.problems: list[Problem] = []
+        # the players a scenario's steps can have registered so far (buttons pressed), None if none: a role
+        # beyond them names a player no game of the scenario has
+        self.players: list[str] | None = None
 
     def err(self, node: yaml.Node | None, key: str, message: str) -> None:
         line, col = (node.start_mark.line + 1, node.start_mark.column + 1) if node is not None else (1, 1)
@@ -195,10 +198,12 @@ def _scenario(v: _Validator, node: yaml.Node) -> Scenario | None:
             v.err(top["steps"][1], "steps", "must not be empty")
         started = False         # whether a step before this one starts a game (roles need one)
         for i, sn in enumerate(step_nodes):
+            v.players = _buttons_pressed(steps, unit)
             st = _step(v, sn, f"steps[{i}]", unit, variables, races, started)
             if st is not None:
                 steps.append(st)
                 started = started or _starts_game(st, unit)
+    v.players = _buttons_pressed(steps, unit)
     expectations = _expect(v, top["expect"][1], unit, variables) if "expect" in top else []
     end = _time(v, top["end"][1], "end", unit, variables, races) if "end" in top else None
     if len(v.problems) > before or unit is None or name is None:
@@ -392,6 +397,16 @@ def _env_text(env: dict) -> str:
     return ", ".join(f"{k}={val}" for k, val in env.items() if k != "race") or "no sweep"
 
 
+def _buttons_pressed(steps: list[Step], unit: UnitVocab | None) -> list[str] | None:
+    """The player buttons the steps press by name (registrations, with a unit whose game has roles)."""
+    if unit is None or unit.roles is None:
+        return None
+    names = [b for b in unit.roles.buttons
+             if any(not st.roles and ((st.action == "press" and st.input == unit.inputs[b])
+                                      or (st.action == "hold" and st.value >> unit.inputs[b] & 1)) for st in steps)]
+    return names or None
+
+
 def _starts_game(step: Step, unit: UnitVocab | None) -> bool:
     if unit is None or unit.roles is None:
         return False
@@ -425,7 +440,7 @@ def _press_target(v: _Validator, node: yaml.Node, key: str, unit: UnitVocab | No
     if name in unit.inputs:
         return unit.inputs[name], None
     if unit.roles is not None and rl.looks_like_role(name):
-        problem = rl.role_problem(name, unit.roles, mask=False)
+        problem = rl.role_problem(name, unit.roles, mask=False, players=v.players)
         if problem is not None:
             v.err(node, key, problem)
             return None, None
@@ -611,7 +626,7 @@ def _role_matcher(v: _Validator, node: yaml.Node, key: str, unit: UnitVocab, mas
             options.append(r)
             continue
         terms = rl.mask_terms(r) if isinstance(r, str) and mask else [r]
-        problems = [p for t in terms if (p := rl.role_problem(str(t), unit.roles, mask)) is not None]
+        problems = [p for t in terms if (p := rl.role_problem(str(t), unit.roles, mask, v.players)) is not None]
         if problems:
             v.err(x, key, problems[0] + ("" if mask else "; a player field names one player (a list: one of them)"))
             return True
@@ -752,6 +767,10 @@ def _expect_body(v: _Validator, m: dict, key: str, unit: UnitVocab) -> Expectati
             if name not in known:
                 v.err(kn, f"{key}.reaction.{name}", f"the {unit.kind} unit's {unit.verdict} has no such reaction time"
                       + (f"; it has: {', '.join(known)}" if known else ""))
+                continue
+            if unit.roles is not None and rl.looks_like_role(name) \
+                    and (problem := rl.role_problem(name, unit.roles, mask=False, players=v.players)) is not None:
+                v.err(kn, f"{key}.reaction.{name}", problem)
                 continue
             mt = _matcher(v, vn, f"{key}.reaction.{name}", None)
             if mt is not None:

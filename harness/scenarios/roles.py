@@ -27,8 +27,15 @@ def looks_like_role(word: str) -> bool:
     return word in (CURRENT, OPPONENTS) or word.startswith(OPPONENT)
 
 
-def role_problem(word: str, facts: cat.RoleFacts, mask: bool) -> str | None:
-    """Why word is not a role usable here (None: it is one)."""
+def role_problem(word: str, facts: cat.RoleFacts, mask: bool, players: list[str] | None = None) -> str | None:
+    """Why word is not a role usable here (None: it is one); players: the buttons the scenario
+    registers, when it does (a game of n players has opponent_1 .. opponent_(n-1))."""
+    if word in role_words(facts) and players is not None and word.startswith(OPPONENT) \
+            and int(word[len(OPPONENT):]) >= len(players):
+        n = len(players) - 1
+        have = "no opponent" if n < 1 else "1 opponent (opponent_1)" if n == 1 else f"{n} opponents (opponent_1 .. opponent_{n})"
+        return (f"{word!r}: the scenario registers {len(players)} player(s) ({', '.join(players)}), so its game "
+                f"has {have}")
     if word in role_words(facts) or (mask and word == OPPONENTS):
         return None
     if word == OPPONENTS:
