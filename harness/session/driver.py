@@ -119,6 +119,13 @@ class Driver:
             if self.trace is not None:
                 self.trace.close()
 
+    def __repr__(self) -> str:
+        ident = self.identity
+        if ident is None:
+            return f"Driver({self.url}, not connected)"
+        return (f"Driver({self.url}, {self.kind}, serial {ident.serial}, firmware {ident.fw_major}.{ident.fw_minor}.{ident.fw_patch}, "
+                f"boot {ident.boot_id:#010x})")
+
     def __enter__(self) -> "Driver":
         return self
 
