@@ -11,6 +11,7 @@ to come; "next green" resolves to the first green at or after the previous step'
 from __future__ import annotations
 
 import heapq
+import logging
 import time
 from dataclasses import replace
 from typing import Callable
@@ -26,6 +27,8 @@ from harness.scenarios.model import Scenario, Step
 from harness.scenarios.units import UNITS
 from harness.session.driver import Driver
 from harness.session.prepare import prepare
+
+log = logging.getLogger("unohil.run")
 
 
 VIRTUAL_LEAD_US = 1000
@@ -66,7 +69,9 @@ class Runner:
         skip = self._why_not(sc)
         if skip is not None:
             res.status, (res.error, res.applicable) = Outcome.SKIP, skip
+            log.info("%s: skip %r: %s", self.d.name, sc.name, res.error)
             return res
+        log.info("%s: scenario %r (%s:%d), %d race(s)", self.d.name, sc.name, sc.file, sc.line, len(sc.races))
         for env in sc.races:
             race = self._race_guarded(sc, env)
             for _ in range(LATE_RERUNS):
@@ -79,6 +84,9 @@ class Runner:
                 race = self._race_guarded(sc, env)
                 race.reruns = before
             res.races.append(race)
+            log.log(logging.INFO if race.status is Outcome.PASS else logging.WARNING, "%s: %r race %d: %s%s",
+                    self.d.name, sc.name, race.index, race.status,
+                    "".join(f"\n  {x}" for x in ([race.error] if race.error else []) + race.failures))
             if self.progress is not None:
                 self.progress(sc, race.index)
             if race.status in (Outcome.RESET, Outcome.LINK_ERROR):

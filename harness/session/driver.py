@@ -7,6 +7,7 @@ the read that completed them (host_us) and their unwrapped device time (dev_us).
 """
 from __future__ import annotations
 
+import logging
 from collections import deque
 from typing import Callable
 
@@ -19,6 +20,10 @@ from harness.session.events import EventSequencer, Resend
 from harness.errors import CommandTimeout, DeviceMismatch, DeviceReset, LinkClosed, LinkError, Nak, WaitTimeout
 from harness.session.health import LinkHealth
 from harness.links import Link, open_link
+
+# The harness's logger tree is "unohil" (session, run, conform): pytest's log options and per-test log files
+# show what a unit was told and said. Frames at DEBUG, what the session noticed (gaps, resends) at INFO.
+log = logging.getLogger("unohil.session")
 
 KIND_NAMES = {v: k for k, v in cat.ENUM_VALUES["unit_kind"].items()}
 ERROR_NAMES = {v: k for k, v in cat.ENUM_VALUES["error"].items()}
@@ -154,6 +159,8 @@ class Driver:
             self.trace.frame("tx", f)
         self.link.write(data)
         self.health.frames_tx += 1
+        if log.isEnabledFor(logging.DEBUG):
+            log.debug("%s tx #%d %s", self.name, seq, msg)
         return seq
 
     def _pump(self, deadline_us: int) -> bool:
@@ -174,6 +181,7 @@ class Driver:
         events = self.events
         rx_seq = self._rx_seq
         errors = 0
+        debug = log.isEnabledFor(logging.DEBUG)
         try:
             for frame in frames:
                 if frame.__class__ is FrameError:
@@ -190,6 +198,8 @@ class Driver:
                 rx_seq = (seq + 1) & 0xFFFF
                 if trace is not None:
                     trace.frame("rx", frame)
+                if debug:
+                    log.debug("%s rx #%d t=%d %s", self.name, seq, frame.time_us, m)
                 kind = m.KIND
                 if kind == "event":
                     # The next event of a stream without gaps: the sequencer's delivery, inline.
@@ -215,6 +225,7 @@ class Driver:
         if err.kind == "bad_crc":
             self.health.crc_errors += 1
             self._crc_swapped += err.crc_swapped
+        log.info("%s: a frame failed its checks: %s", self.name, err)
         if self.trace is not None:
             self.trace.error(host_us, err)
 
@@ -251,6 +262,7 @@ class Driver:
             self.events.answered(frame.msg.value, self.link.now_us())
 
     def _note(self, text: str) -> None:
+        log.info("%s: %s", self.name, text)
         if self.trace is not None:
             self.trace.note(self.link.now_us(), text)
 

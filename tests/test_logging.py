@@ -1,0 +1,47 @@
+"""The harness logs through `logging` under one tree ("unohil"), so pytest's log options, caplog and
+per-test log files show what a unit was told and said and how each race ended."""
+from __future__ import annotations
+
+import logging
+
+from harness import Driver
+from harness.run.runner import Runner
+from harness.scenarios.load import loads
+
+SCENARIO = """
+name: a false start
+unit: showdown
+config: {countdown_min_us: 2000000, countdown_max_us: 2000000}
+steps:
+  - load: 1
+  - press: timer
+    at: start + 1000
+  - press: paddle_a
+    at: countdown_start + 1000000
+expect:
+  verdict: {loser: b}
+"""
+
+
+def test_races_frames_and_failures_are_logged_under_unohil(caplog):
+    (sc,) = loads(SCENARIO, "log.yaml")
+    with caplog.at_level(logging.DEBUG, logger="unohil"):
+        with Driver.open("emu://showdown?clock=virtual", name="unit-a") as d:
+            res = Runner(d).run(sc)
+    assert res.status == "fail"                  # A started early: A loses, not B
+    records = [r for r in caplog.records if r.name.startswith("unohil.")]
+    text = [r.getMessage() for r in records]
+    assert any(r.name == "unohil.session" and r.levelno == logging.DEBUG and "unit-a tx #" in r.getMessage()
+               and "HELLO" in r.getMessage() for r in records)
+    assert any("unit-a rx #" in t and "SD_VERDICT" in t for t in text)
+    assert "unit-a: scenario 'a false start' (log.yaml:2), 1 race(s)" in text
+    (ended,) = [r for r in records if r.name == "unohil.run" and "race 0" in r.getMessage()]
+    assert ended.levelno == logging.WARNING
+    assert "'a false start' race 0: fail" in ended.getMessage() and "verdict[0].loser" in ended.getMessage()
+
+
+def test_nothing_is_formatted_when_debug_is_off(caplog):
+    with caplog.at_level(logging.INFO, logger="unohil"):
+        with Driver.open("emu://showdown?clock=virtual") as d:
+            d.status()
+    assert not [r for r in caplog.records if r.levelno == logging.DEBUG]
