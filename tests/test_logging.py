@@ -7,20 +7,9 @@ import logging
 from harness import Driver
 from harness.run.runner import Runner
 from harness.scenarios.load import loads
+from test_harness_scenarios import GOOD
 
-SCENARIO = """
-name: a false start
-unit: showdown
-config: {countdown_min_us: 2000000, countdown_max_us: 2000000}
-steps:
-  - load: 1
-  - press: timer
-    at: start + 1000
-  - press: paddle_a
-    at: countdown_start + 1000000
-expect:
-  verdict: {loser: b}
-"""
+SCENARIO = GOOD.replace("verdict: {loser: b,", "verdict: {loser: a,")     # a claim the unit will not bear out
 
 
 def test_races_frames_and_failures_are_logged_under_unohil(caplog):
@@ -28,16 +17,16 @@ def test_races_frames_and_failures_are_logged_under_unohil(caplog):
     with caplog.at_level(logging.DEBUG, logger="unohil"):
         with Driver.open("emu://showdown?clock=virtual", name="unit-a") as d:
             res = Runner(d).run(sc)
-    assert res.status == "fail"                  # A started early: A loses, not B
+    assert res.status == "fail"
     records = [r for r in caplog.records if r.name.startswith("unohil.")]
     text = [r.getMessage() for r in records]
     assert any(r.name == "unohil.session" and r.levelno == logging.DEBUG and "unit-a tx #" in r.getMessage()
                and "HELLO" in r.getMessage() for r in records)
     assert any("unit-a rx #" in t and "SD_VERDICT" in t for t in text)
-    assert "unit-a: scenario 'a false start' (log.yaml:2), 1 race(s)" in text
+    assert "unit-a: scenario 'clean win' (log.yaml:2), 1 race(s)" in text
     (ended,) = [r for r in records if r.name == "unohil.run" and "race 0" in r.getMessage()]
     assert ended.levelno == logging.WARNING
-    assert "'a false start' race 0: fail" in ended.getMessage() and "verdict[0].loser" in ended.getMessage()
+    assert "'clean win' race 0: fail" in ended.getMessage() and "verdict[0].loser" in ended.getMessage()
 
 
 def test_nothing_is_formatted_when_debug_is_off(caplog):
