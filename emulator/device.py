@@ -327,6 +327,12 @@ class Device:
     def _valid_input(self, inp: int, action: int) -> bool:
         return inp in self._inputs and action in _ACTIONS
 
+    def physical_input(self, at_dev_us: int, inp: int, action: int, value: int = 0):
+        """A person's edge on the unit's own switch at device time at_dev_us (source physical): what the
+        interactive unit's keys and a test standing in for a player do. Not cancelled by RESET."""
+        return self.clock.call_at(self.to_clock(at_dev_us), self._latched, self.apply_input, at_dev_us, inp, action,
+                                  value, SOURCE.physical, priority=INPUT)
+
     def _run_inject(self, t: int, sid: int, inp: int, action: int, value: int) -> None:
         self._injects.pop(sid, None)
         self._latched(self.apply_input, t, inp, action, value, SOURCE.injected)

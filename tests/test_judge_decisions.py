@@ -77,7 +77,7 @@ def test_a_press_at_device_time_0xffffffff_is_a_time_not_none():
         v = d.wait_for(lambda f: f.msg.NAME == "SD_VERDICT", 10_000_000, "verdict")
     m = v.msg
     assert (m.press_a_us, m.reaction_a_us, m.press_b_us, m.reaction_b_us) == (NONE_U32, 200_000, NONE_U32, NONE_I32)
-    named = judge._named_fields(v, UNITS["showdown"], start=0)
+    named = judge.named_fields(v, UNITS["showdown"], start=0)
     assert named["press_a_us"] == NONE_U32 and named["press_b_us"] is None
     assert named["decisive_us"] == NONE_U32                       # always a time
     assert judge.latency(v, None)["device_us"] == 1000            # the tie window, across the wrap

@@ -25,7 +25,7 @@ def test_races_frames_and_failures_are_logged_under_unohil(caplog):
     assert any("unit-a rx #" in t and "SD_VERDICT" in t for t in text)
     assert "unit-a: scenario 'clean win' (log.yaml:2), 1 race(s)" in text
     (ended,) = [r for r in records if r.name == "unohil.run" and "race 0" in r.getMessage()]
-    assert ended.levelno == logging.WARNING
+    assert ended.levelno == logging.INFO       # a result, not a fault of the harness
     assert "'clean win' race 0: fail" in ended.getMessage() and "verdict[0].loser" in ended.getMessage()
 
 

@@ -26,7 +26,7 @@ def judge(sc: Scenario, env: dict, race, events: list[Frame], scheduled: list[tu
     start = race.start_dev_us
     race.frames = events
     verdict_frames = [f for f in events if f.msg.NAME == unit.verdict]
-    race.verdicts = [_named_fields(f, unit, start) | {"t_us": f.dev_us - start} for f in verdict_frames]
+    race.verdicts = [named_fields(f, unit, start) | {"t_us": f.dev_us - start} for f in verdict_frames]
     if verdict_frames:
         race.latency = latency(verdict_frames[-1], clock)
     seen = [f for f in events if f.msg.NAME == "INPUT_SEEN"]
@@ -200,7 +200,7 @@ def _find_input(seen: list[Frame], inp: int, edge: str, at: int, exact: bool) ->
     return best
 
 
-def _named_fields(f: Frame, unit, start: int | None = None) -> dict:
+def named_fields(f: Frame, unit, start: int | None = None) -> dict:
     out = {}
     for fd in f.msg.DEF.fields:
         if fd.name == "event_seq":
@@ -234,7 +234,7 @@ def _time_is_none(f: Frame, name: str, unit) -> bool:
 
 
 def event_record(f: Frame, start: int, unit) -> dict:
-    return {"t_us": f.dev_us - start, "event": f.msg.NAME, "fields": _named_fields(f, unit, start)}
+    return {"t_us": f.dev_us - start, "event": f.msg.NAME, "fields": named_fields(f, unit, start)}
 
 
 def _match_fields(f: Frame, fields: dict[str, Matcher | RoleMatcher], tolerance: int = 0, unit=None,

@@ -84,7 +84,8 @@ class Runner:
                 race = self._race_guarded(sc, env)
                 race.reruns = before
             res.races.append(race)
-            log.log(logging.INFO if race.status is Outcome.PASS else logging.WARNING, "%s: %r race %d: %s%s",
+            # INFO whatever the outcome: a failed race is a result, not a fault of the harness
+            log.info("%s: %r race %d: %s%s",
                     self.d.name, sc.name, race.index, race.status,
                     "".join(f"\n  {x}" for x in ([race.error] if race.error else []) + race.failures))
             if self.progress is not None:
@@ -179,6 +180,9 @@ class Runner:
         prepare(d, sc.config, None if sc.seed is None else sc.seed + env["race"], sc.physical)
         start = self._start_time()
         race.start_dev_us = start
+        if d.trace is not None:     # where each race begins, for a trace read back (unohil record --from-trace)
+            d.trace.note(d.link.now_us(), "race", scenario=sc.name, file=str(sc.file), line=sc.line,
+                         race=env["race"], env={k: v for k, v in env.items() if k != "race"}, start_dev_us=start)
         self._frontier = start - 1      # the latest event time the steps so far had to wait for
         self._file = sc.file
         events: list[Frame] = []

@@ -1,0 +1,97 @@
+"""unohil record: a session on a unit, or a trace, as a scenario file that replays it."""
+from __future__ import annotations
+
+import json
+import sys
+
+from harness.cli.exit import Exit
+from harness.errors import HarnessError, ScenarioError
+from harness.record.live import LiveRecording
+from harness.record.scenario import dump, scenario_of
+from harness.record.segments import segments_of
+from harness.report.files import check_writable, write_atomic
+from harness.run.judge import named_fields
+from harness.scenarios.load import loads
+from harness.scenarios.units import UNITS
+from harness.session.driver import Driver
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser("record", help="turn a session on a unit, or a trace, into a scenario file that replays it",
+                       description="Record what happens on a unit (people pressing its buttons) with device-us "
+                                   "timestamps until --duration or Ctrl-C, or read a trace written by "
+                                   "`unohil run --trace`, and write one scenario per race (Showdown) or per "
+                                   "session: the configuration, the inputs as steps anchored on the events they "
+                                   "followed, what was seen as expectations (docs/record-replay.md).")
+    src = p.add_mutually_exclusive_group(required=True)
+    src.add_argument("--device", metavar="URL", help="record this unit live")
+    src.add_argument("--from-trace", metavar="TRACE", help="a JSON Lines trace (unohil run --trace)")
+    p.add_argument("-o", "--output", metavar="FILE", help="the scenario file to write (default: standard output)")
+    p.add_argument("--duration", type=float, metavar="S", help="stop after S seconds of device time "
+                                                               "(default: until Ctrl-C)")
+    p.add_argument("--name", default="recorded", help="the scenarios' names start with this (default: recorded)")
+    p.set_defaults(func=main)
+
+
+def main(args) -> int:
+    if args.output:
+        check_writable(args.output, "--output")
+    if args.from_trace:
+        segments, header = _from_trace(args.from_trace), [f"recorded from the trace {args.from_trace}"]
+    else:
+        segments, header = _live(args), [f"recorded live on {args.device}"]
+    scenarios = [scenario_of(seg, f"{args.name} {i + 1}" + (f": {seg.name}" + (f" #{seg.race}" if seg.race else "")
+                                                             if seg.name else ""))
+                 for i, seg in enumerate(segments)]
+    if not scenarios:
+        print("nothing to write: the recording holds no input edge", file=sys.stderr)
+        return Exit.USAGE
+    text = dump(scenarios, header)
+    try:
+        loads(text, args.output or "<recording>")
+    except ScenarioError as exc:        # the recorder's own mistake: say so, keep the recording anyway
+        exc.print()
+        print("the recording above does not validate: please report it", file=sys.stderr)
+    if args.output:
+        write_atomic(args.output, text)
+        print(f"{len(scenarios)} scenario(s) written to {args.output}", file=sys.stderr)
+    else:
+        sys.stdout.write(text)
+    return Exit.OK
+
+
+def _from_trace(path: str):
+    try:
+        with open(path, encoding="utf-8") as fh:
+            records = []
+            for n, line in enumerate(fh, 1):
+                try:
+                    records.append(json.loads(line))
+                except ValueError as exc:
+                    raise HarnessError(f"{path}:{n}: not a trace line ({exc})") from None
+    except OSError as exc:
+        raise HarnessError(f"{path}: cannot read the trace: {exc.strerror}") from None
+    return segments_of(records)
+
+
+def _live(args):
+    with Driver.open(args.device) as d:
+        rec = LiveRecording(d)
+        rec.start()
+        unit = UNITS[d.kind]
+        origin = d.device_now()
+        print(f"recording {d.kind} unit {d.identity.serial} on {args.device}"
+              + (f" for {args.duration:g} s" if args.duration else "; Ctrl-C stops"), file=sys.stderr)
+
+        def show(f):
+            fields = " ".join(f"{k}={v}" for k, v in named_fields(f, unit).items())
+            print(f"{(f.dev_us - origin) / 1e6:12.6f} s  {f.msg.NAME:<18} {fields}", file=sys.stderr, flush=True)
+
+        try:
+            rec.run(None if args.duration is None else round(args.duration * 1e6), show)
+        except KeyboardInterrupt:
+            print("stopped: writing what was recorded", file=sys.stderr)
+        segments = rec.segments()
+        for seg in segments:
+            seg.notes[:0] = rec.notes
+        return segments

@@ -1,0 +1,166 @@
+"""A recorded piece as a scenario file: the configuration, the inputs as steps anchored on the events
+they followed, and what was seen as expectations; what the format cannot say, as comments. Pure.
+
+Each input edge is timed from the step before it, or, when an event whose time a draw decides (the
+catalogue's drawn_times: SD_GREEN, LA_RESULT) came between them, from that event (`next green +
+183000`): exact on the virtual clock, faithful on a unit whose draws differ (the press still comes
+183 ms after that unit's green), and blind to nothing a changed timing rule would do. A Flash
+player is named by role once a game has started (`current`, `opponent_2`), so the replay presses
+whoever that unit selected. Expectations: every verdict, its categorical fields and reaction times
+(absolute device times never: they differ on every run), and the anchor events that came once between
+two inputs, in order; so a replay's diff says where it went another way.
+"""
+from __future__ import annotations
+
+import yaml
+
+from protocol import catalogue as cat
+
+from harness.record.segments import Segment
+from harness.run.judge import named_fields
+from harness.scenarios import roles as rl
+from harness.scenarios.units import UNITS
+
+
+def scenario_of(seg: Segment, name: str) -> tuple[dict, list[str]]:
+    """(the scenario as YAML data, the comments that go above it)."""
+    unit = UNITS[seg.kind]
+    doc: dict = {"name": name, "unit": seg.kind}
+    comments = [f"recorded from {seg.name!r} race {seg.race} ({seg.source})" if seg.name else
+                f"recorded on a {unit.title}, {len(seg.edges)} input edge(s)"]
+    if seg.seed is None:
+        comments.append("no seed was set: what the unit drew (who plays next, a burst's size, where cards land) "
+                        "may differ on a replay")
+    else:
+        doc["seed"] = seg.seed
+        if not seg.reference_rng:
+            comments.append(f"seed {seg.seed} on a unit with a generator of its own: another unit draws otherwise")
+    config = {k: v for k, v in seg.config.items() if k in {p.name for p in unit.params}
+              and v != cat.PARAMS_BY_NAME[k].default}
+    if config:
+        doc["config"] = config
+    physical = {k: v for k, v in seg.physical.items() if unit.boot_positions.get(k) != v}
+    if physical:
+        doc["physical"] = physical
+    doc["steps"] = _steps(seg, unit)
+    last = max((f.dev_us for f in seg.events), default=seg.edges[-1].t)
+    if last > seg.edges[-1].t:      # what came after the last input is part of what was seen: wait for it
+        doc["end"] = f"previous + {last - seg.edges[-1].t}"
+    expect = _expect(seg, unit)
+    if expect:
+        doc["expect"] = expect
+    else:
+        comments.append("nothing was seen to expect: the scenario only replays the inputs")
+        doc["expect"] = {"count": {unit.verdict: 0}}
+    comments += seg.notes
+    return doc, comments
+
+
+def _steps(seg: Segment, unit) -> list[dict]:
+    # Only an event whose time a draw decides is an anchor (SD_GREEN: the countdown): a replay on a unit that
+    # draws otherwise presses as long after it as the person did. Everything else is timed from the step
+    # before, so a unit whose timing rules changed is met with the same presses, and the diff shows it.
+    anchor_of = {event: name for name, event in unit.anchors.items() if event in unit.drawn_times}
+    steps, prev = [], seg.start_us
+    started = False
+    for i, edge in enumerate(seg.edges):
+        seen = [f for f in seg.events if prev <= f.dev_us < edge.t and f.msg.NAME in anchor_of]
+        if seen:
+            event = seen[-1].msg.NAME
+            base = next(f.dev_us for f in seen if f.msg.NAME == event)
+            at, anchor = f"next {anchor_of[event]} + {edge.t - base}", base
+        else:
+            at, anchor = f"{'start' if i == 0 else 'previous'} + {edge.t - prev}", prev
+        target = edge.input
+        if unit.roles is not None and started and i > 0 and edge.t > anchor and edge.input in unit.roles.buttons:
+            roles = rl.at_time(unit.roles, seg.events, anchor)
+            role = roles.role_of(unit.roles.buttons.index(edge.input)) if roles is not None else None
+            target = role or target
+        step: dict = {edge.action: target, "at": at}
+        if edge.value:
+            step["value"] = edge.value
+        if edge.error is not None:
+            step["error"] = edge.error
+        else:
+            step["expect"] = edge.disposition
+        steps.append(step)
+        started = started or (unit.roles is not None and edge.input == unit.roles.started_by
+                              and edge.action == "press" and edge.disposition == "acted")
+        prev = edge.t
+    return steps
+
+
+def _expect(seg: Segment, unit) -> dict:
+    out: dict = {}
+    pinned = seg.seed is not None
+    roles = rl.before_each(unit.roles, seg.events) if unit.roles is not None else [None] * len(seg.events)
+    verdicts = [(f, r) for f, r in zip(seg.events, roles) if f.msg.NAME == unit.verdict]
+    if verdicts:
+        out["verdicts"] = [_fields(f, unit, r, pinned) for f, r in verdicts]
+        reactions = [_reactions(f, unit, r) for f, r in verdicts]
+        if len(verdicts) == 1 and reactions[0]:
+            out["reaction"] = reactions[0]
+    out_events = []
+    edge_times = [e.t for e in seg.edges] + [float("inf")]
+    for f, r in zip(seg.events, roles):
+        name = f.msg.NAME
+        if name == unit.verdict or name not in unit.anchors.values():
+            continue
+        after = max((t for t in edge_times if t <= f.dev_us), default=None)
+        until = min(t for t in edge_times if t > f.dev_us)
+        if sum(1 for g in seg.events if g.msg.NAME == name and (after is None or g.dev_us >= after)
+               and g.dev_us < until) > 1:
+            continue        # several between two inputs (countdown beeps, cards): their number is the draw's
+        fields = _fields(f, unit, r, pinned)
+        out_events.append({name: fields} if fields else name)
+    if out_events:
+        out["events"] = out_events
+    out["count"] = {unit.verdict: len(verdicts)}
+    return out
+
+
+def _fields(f, unit, roles, pinned: bool = True) -> dict:
+    """A frame's fields as an expectation says them: names for enums, roles for players, no device times."""
+    named = named_fields(f, unit)
+    out = {}
+    for k, v in named.items():
+        if k in unit.time_fields or isinstance(v, list):
+            continue
+        ref = (f.msg.NAME, k)
+        if unit.roles is not None and ref == unit.roles.current and not pinned:
+            continue            # who plays next is the generator's draw, and nothing pinned the generator
+        if unit.roles is not None and roles is not None and ref in unit.roles.player_fields and isinstance(v, int):
+            v = roles.role_of(v) or v
+        elif unit.roles is not None and roles is not None and ref in unit.roles.mask_fields and isinstance(v, int):
+            v = _mask_roles(v, roles)
+        out[k] = "none" if v is None else v
+    return out
+
+
+def _mask_roles(mask: int, roles: rl.RoleMap) -> int | str:
+    if roles.current is not None and mask and mask == sum(1 << p for p in roles.opponents):
+        return rl.OPPONENTS
+    names = [roles.role_of(b) for b in range(8) if mask >> b & 1]
+    return " | ".join(names) if names and None not in names else mask
+
+
+def _reactions(f, unit, roles) -> dict:
+    named = named_fields(f, unit)
+    out = {}
+    for k, v in named.items():
+        if k == "reaction_us" and isinstance(v, list):
+            for button, x in enumerate(v):
+                if x is not None:
+                    role = roles.role_of(button) if roles is not None else None
+                    out[role or f"player_{button}"] = x
+    return out
+
+
+def dump(scenarios: list[tuple[dict, list[str]]], header: list[str] = ()) -> str:
+    """The scenarios as one YAML file that `unohil validate` accepts, comments above each."""
+    parts = [f"# {line}\n" for line in header]
+    for doc, comments in scenarios:
+        parts.append("".join(f"# {c}\n" for c in comments))
+        body = yaml.safe_dump([doc], sort_keys=False, default_flow_style=None, width=110, allow_unicode=True)
+        parts.append(body + "\n")
+    return "".join(parts)

@@ -1,0 +1,202 @@
+"""A recorded session cut into the pieces that become scenarios, from trace records. Pure: records in.
+
+A record is what a trace line holds (harness/session/trace.py): frames in ("rx") and out ("tx") with
+their type, fields and device time, and notes. A live recording makes the same records from the
+frames it reads, so one reader serves `unohil record` and `unohil record --from-trace`.
+
+A piece begins at a race the harness started (its "race" note), else at a RESET new_game the host
+sent, a reboot, or an input edge that finds a Showdown unit with its tray empty after a verdict (the
+catalogue's power-on state: nothing of the previous race carries over). It keeps what a scenario
+needs to say the same again: the configuration and seed in force, where the switches stood, every
+input edge (INPUT_SEEN) and every event with its device time.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from protocol import Frame, catalogue as cat
+
+ACTIONS = {v: k for k, v in cat.ENUM_VALUES["action"].items()}
+DISPOSITIONS = {v: k for k, v in cat.ENUM_VALUES["disposition"].items()}
+ERRORS = {v: k for k, v in cat.ENUM_VALUES["error"].items()}
+
+
+@dataclass
+class Edge:
+    t: int                  # device time, unwrapped
+    input: str
+    action: str             # press | release
+    value: int
+    disposition: str        # acted | reported | refused
+    error: str | None       # the refusal's code
+
+
+@dataclass
+class Segment:
+    kind: str
+    start_us: int                       # device time the piece begins at
+    config: dict[str, int]              # every parameter the host set so far (the rest: the unit's own)
+    seed: int | None                    # rng_seed in force, when the host set it or read it back
+    physical: dict[str, str]            # switch -> position at the start
+    reference_rng: bool                 # the unit has SPEC 6's generator (a seed means the same draws anywhere)
+    edges: list[Edge] = field(default_factory=list)
+    events: list[Frame] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)    # what a scenario cannot say, said as comments
+    name: str | None = None             # the scenario the harness was running, and its race
+    race: int | None = None
+    source: str | None = None           # file:line of that scenario
+    after_reset: bool = False           # begun at a RESET the host sent (no race notes): its switch edges set up
+
+
+def frame_of(rec: dict) -> Frame:
+    """A trace record's frame, rebuilt: its message, header time and device time."""
+    m = cat.BY_NAME[rec["type"]].cls(**{k: tuple(v) if isinstance(v, list) else v for k, v in rec["fields"].items()})
+    f = Frame(cat.VERSION_BYTE, rec.get("seq", 0), rec.get("dev_raw", 0), m, host_us=rec.get("host_us"))
+    f.dev_us = rec.get("dev_us")
+    return f
+
+
+class Segmenter:
+    """Feed records in order; `segments` holds the pieces, the last one still growing."""
+
+    def __init__(self, kind: str | None = None, config: dict[str, int] | None = None, seed: int | None = None,
+                 state: str | None = None):
+        self.kind = kind
+        self.config: dict[str, int] = dict(config or {})
+        self.seed = seed
+        self.caps = 0
+        self.positions: dict[str, str] = {}
+        self.state = state
+        self.segments: list[Segment] = []
+        self._raced = False                     # the harness notes its races: only those cut
+        self._between = False                   # after a RESET, before the next race: the harness's setup
+        self._boots = 0
+
+    # ---- in ----
+
+    def feed(self, rec: dict) -> None:
+        direction = rec.get("dir")
+        if direction == "note":
+            if rec.get("text") == "race":
+                self._raced, self._between = True, False
+                self._open(rec["start_dev_us"], name=rec.get("scenario"), race=rec.get("race"),
+                           source=f"{rec.get('file')}:{rec.get('line')}")
+            return
+        if "type" not in rec:           # a frame that failed its checks
+            if self.segments:
+                self.segments[-1].notes.append(f"a frame from the unit failed its checks ({rec.get('error')})")
+            return
+        if direction == "tx":
+            self._sent_frame(rec)
+        elif direction == "rx":
+            self._received(frame_of(rec), rec)
+
+    def _sent_frame(self, rec: dict) -> None:
+        name, fields = rec["type"], rec["fields"]
+        if name == "RESET" and fields.get("mode") == cat.ENUM_VALUES["reset_mode"]["new_game"]:
+            if self._raced:
+                self._between = True
+            elif self.kind is not None:
+                self._open(None).after_reset = True
+
+    def _received(self, f: Frame, rec: dict) -> None:
+        m = f.msg
+        name = m.NAME
+        if name == "IDENTITY":
+            self.kind = cat.enum_name("unit_kind", m.kind)
+            self.caps = m.caps
+            return
+        if name == "CONFIG_VALUE":        # the value a CONFIG_SET left or a CONFIG_GET read: the unit's own word
+            param = cat.enum_name("param", m.param)
+            if param == "rng_seed":
+                self.seed = m.value     # setting it restarts the generator: the next piece's draws follow from it
+            else:
+                self.config[param] = m.value
+            seg = self.segments[-1] if self.segments else None
+            if seg is not None and not seg.edges:      # set up before the piece's first edge: its own
+                seg.config = dict(self.config)
+                if param == "rng_seed":
+                    seg.seed, self.seed = m.value, None
+            elif seg is not None and not self._between:
+                seg.notes.append(f"{param} was set to {m.value} during the recording; a scenario's "
+                                 f"configuration is set once, at its start")
+            return
+        if m.KIND != "event" or self.kind is None:
+            return
+        if name == "BOOT":
+            self._boots += 1
+            self.positions = {}
+            if self._boots > 1:
+                if self.segments:
+                    self.segments[-1].notes.append("the unit rebooted here")
+                self._open(None)
+            return
+        unit = cat.UNITS[self.kind]
+        if name == "STATE":
+            self.state = cat.enum_name(unit.enum_for("STATE", "state"), m.state)
+        if self._between:
+            if name == "INPUT_SEEN":
+                self._position(f, unit)
+            return
+        if name == "INPUT_SEEN":
+            self._edge(f, unit)
+        if not self.segments:
+            self._open(None)
+        self.segments[-1].events.append(f)
+
+    def _edge(self, f: Frame, unit: cat.UnitDef) -> None:
+        m = f.msg
+        names = {v: k for k, v in unit.inputs.items()}
+        edge = Edge(f.dev_us, names.get(m.input, str(m.input)), ACTIONS.get(m.action, str(m.action)), m.value,
+                    DISPOSITIONS.get(m.disposition, str(m.disposition)),
+                    ERRORS.get(m.detail) if m.disposition == cat.ENUM_VALUES["disposition"]["refused"] else None)
+        seg = self.segments[-1] if self.segments else None
+        if not self._raced and seg is not None and self.state == unit.power_on_state and edge.disposition == "acted" \
+                and any(e.msg.NAME == unit.verdict for e in seg.events) and unit.kind == "showdown":
+            seg = self._open(f.dev_us)
+        if seg is None:
+            seg = self._open(f.dev_us)
+        moved = self._position(f, unit)
+        if moved and seg.after_reset and not any(e.input not in unit.switches for e in seg.edges):
+            seg.physical[edge.input] = moved        # the host's set-up after its RESET: where the piece starts
+            return
+        seg.edges.append(edge)
+
+    def _position(self, f: Frame, unit: cat.UnitDef) -> str | None:
+        """Where a switch edge put its switch (None: not a switch, or refused)."""
+        m = f.msg
+        if m.disposition == cat.ENUM_VALUES["disposition"]["refused"]:
+            return None
+        for name, positions in unit.switches.items():
+            if unit.inputs[name] != m.input:
+                continue
+            for position, (action, value) in positions.items():
+                if cat.ENUM_VALUES["action"][action] == m.action and value == m.value:
+                    self.positions[name] = position
+                    return position
+        return None
+
+    # ---- pieces ----
+
+    def _open(self, start_us: int | None, **about) -> Segment:
+        unit = cat.UNITS[self.kind]
+        # A seed says what a piece draws only if the generator restarted from it just before: once a piece
+        # has drawn, the next one starts wherever the generator got to.
+        seed, self.seed = self.seed, None
+        seg = Segment(kind=self.kind, start_us=start_us if start_us is not None else -1, config=dict(self.config),
+                      seed=seed, physical={**unit.boot_positions, **self.positions},
+                      reference_rng=bool(self.caps >> cat.ENUM_VALUES["capability"]["reference_rng"] & 1), **about)
+        self.segments.append(seg)
+        return seg
+
+
+def segments_of(records, **known) -> list[Segment]:
+    """The pieces of a whole recording that hold at least one input edge."""
+    s = Segmenter(**known)
+    for rec in records:
+        s.feed(rec)
+    out = [seg for seg in s.segments if seg.edges]
+    for seg in out:
+        if seg.start_us < 0:
+            seg.start_us = seg.edges[0].t - 1000
+    return out

@@ -1,0 +1,125 @@
+"""unohil record: a trace of every library scenario becomes scenarios that pass on a fresh emulator; a
+live session of a person's presses is recorded, validates and replays to the same verdicts; and a
+replay on a unit whose rules differ fails where it differs."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from emulator.device import SOURCE
+from harness import Driver
+from harness.cli.app import main
+from harness.record.live import LiveRecording
+from harness.record.scenario import dump, scenario_of
+from harness.record.segments import segments_of
+from harness.run.runner import Runner
+from harness.scenarios.library import library_paths
+from harness.scenarios.load import load_paths, loads
+from protocol import catalogue as cat
+from test_harness_scenarios import GOOD
+
+KINDS = tuple(cat.UNITS)
+
+
+def run_all(scenarios, url: str) -> dict:
+    """scenario name -> its failures (empty: it passed)."""
+    out = {}
+    with Driver.open(url) as d:
+        runner = Runner(d)
+        for sc in scenarios:
+            res = runner.run(sc)
+            out[sc.name] = [] if res.status == "pass" else [f for r in res.races for f in r.failures] + \
+                [r.error for r in res.races if r.error] + ([res.error] if res.error else [])
+    return out
+
+
+def traced_library(kind: str, tmp_path: Path) -> Path:
+    with Driver.open(f"emu://{kind}?clock=virtual", trace_dir=tmp_path) as d:
+        runner = Runner(d)
+        for sc in load_paths(library_paths(kind)):
+            runner.run(sc)
+    (trace,) = tmp_path.glob("*.jsonl")
+    return trace
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_trace_of_every_library_race_becomes_a_scenario_that_passes(kind, tmp_path):
+    trace = traced_library(kind, tmp_path)
+    out = tmp_path / "recorded.yaml"
+    assert main(["record", "--from-trace", str(trace), "-o", str(out)]) == 0
+    recorded = load_paths([str(out)])
+    races = sum(1 for line in trace.read_text().splitlines() if '"text":"race"' in line)
+    assert len(recorded) == races > 10          # one per race the library ran
+    failures = {name: f for name, f in run_all(recorded, f"emu://{kind}?clock=virtual").items() if f}
+    assert not failures, failures
+
+
+def test_a_recorded_race_names_its_origin_and_anchors_on_what_it_followed(tmp_path):
+    trace = traced_library("showdown", tmp_path)
+    records = [json.loads(line) for line in trace.read_text().splitlines()]
+    seg = next(s for s in segments_of(records) if s.name == "clean win for A")
+    doc, comments = scenario_of(seg, "x")
+    assert comments[0].startswith("recorded from 'clean win for A' race 0 (")
+    (a,) = [s for s in doc["steps"] if s.get("press") == "paddle_a"]
+    assert a["at"].startswith("next green + ")          # the countdown is drawn: A pressed after that green
+    assert doc["expect"]["verdicts"][0]["loser"] == "b"
+    assert doc["expect"]["count"] == {"SD_VERDICT": 1}
+
+
+def test_a_live_session_of_physical_presses_is_recorded_and_replays_to_the_same_verdicts():
+    """A person loads two cards, starts the countdown, and presses A 212 ms after green, then plays a
+    second race in which B starts early; the recorder only listens."""
+    with Driver.open("emu://showdown?clock=virtual&seed=9") as d:
+        dev = d.link.device
+        inputs = cat.UNITS["showdown"].inputs
+        press = cat.ENUM_VALUES["action"]["press"]
+        rec = LiveRecording(d)
+        rec.start()
+        t0 = d.device_now() + 100_000
+        for name, value in (("load_cards", 2), ("timer", 0)):
+            dev.physical_input(t0, inputs[name], press, value)
+            t0 += 50_000
+        greens = []
+        rec.run(8_000_000, lambda f: greens.append(f.dev_us) if f.msg.NAME == "SD_GREEN" else None)
+        dev.physical_input(d.device_now() + 1000, inputs["paddle_a"], press, 0)   # late: the race is already over
+        t1 = d.device_now() + 100_000
+        dev.physical_input(t1, inputs["load_cards"], press, 1)
+        dev.physical_input(t1 + 50_000, inputs["timer"], press, 0)
+        dev.physical_input(t1 + 600_000, inputs["paddle_b"], press, 0)            # before any green can come
+        rec.run(3_000_000)
+    assert greens, "the countdown ended in green"
+    segments = rec.segments()
+    assert len(segments) == 2                   # the second race began at a load that found the tray empty
+    text = dump([scenario_of(s, f"live {i}") for i, s in enumerate(segments)])
+    recorded = loads(text, "live.yaml")
+    first, second = (sc.expectations[0].verdicts[0] for sc in recorded)
+    assert set(first) >= {"loser", "reason"} and set(second) >= {"loser", "reason"}
+    assert recorded[0].seed == 9                # the recorder restarted the generator from the unit's seed
+    results = run_all(recorded, "emu://showdown?clock=virtual")
+    assert results == {"live 0": [], "live 1": []}, results
+
+
+def test_a_replay_on_a_unit_whose_rule_differs_fails_where_it_differs(tmp_path):
+    """Recorded on the defaults (A 60 ms ahead of B); replayed where a tie window of 100 ms makes it a tie."""
+    scenario = GOOD.replace("verdict: {loser: b, reason: first_press, reaction_a_us: 180000}",
+                                                           "count: {SD_VERDICT: 1}") \
+        .replace("    at: green + 180000\n", "    at: green + 200000\n  - press: paddle_b\n    at: green + 260000\n")
+    with Driver.open("emu://showdown?clock=virtual", trace_dir=tmp_path) as d:
+        assert Runner(d).run(loads(scenario, "t.yaml")[0]).status == "pass"
+    (trace,) = tmp_path.glob("*.jsonl")
+    (seg,) = segments_of([json.loads(line) for line in trace.read_text().splitlines()])
+    doc, _ = scenario_of(seg, "replay")
+    assert doc["expect"]["verdicts"][0]["reason"] == "first_press"
+    doc["config"]["tie_window_us"] = 100_000    # the next firmware's rule
+    (changed,) = loads(dump([(doc, [])]), "changed.yaml")
+    (failures,) = run_all([changed], "emu://showdown?clock=virtual").values()
+    assert any("reason" in f and "first_press" in f for f in failures), failures
+
+
+def test_a_trace_that_is_not_one_is_refused_naming_the_line(tmp_path, capsys):
+    bad = tmp_path / "t.jsonl"
+    bad.write_text('{"dir": "tx"}\nnot json\n')
+    assert main(["record", "--from-trace", str(bad)]) == 2
+    assert f"{bad}:2: not a trace line" in capsys.readouterr().err
