@@ -3,8 +3,11 @@ test of the measuring code; `pytest --benchmark-enable tests/test_bench.py` repo
 Nothing here asserts a wall-clock time except the targets, checked only when benchmarking."""
 import json
 
+import pytest
+
 from harness import Driver
-from harness.bench.latency import distribution, race_latencies, spawn_emulator
+from harness.bench.latency import distribution, spawn_emulator
+from harness.bench.units import verdict_latencies
 from harness.errors import Nak
 from harness.cli import main
 from tools.race_instructions import FAST, one_race
@@ -34,7 +37,7 @@ def test_verdict_latency_over_a_pty_to_another_process(benchmark):
             result = {}
 
             def run():
-                result.update(race_latencies(d, n, origin, first_press_every=0))
+                result.update(verdict_latencies(d, n, origin))
             benchmark.pedantic(run, rounds=1, iterations=1)
             for key in ("processing_us", "read_us", "delivered_us"):
                 dist = distribution(result[key])
@@ -45,18 +48,35 @@ def test_verdict_latency_over_a_pty_to_another_process(benchmark):
         proc.wait(timeout=10)
 
 
-def test_bench_command_reports_every_figure(tmp_path):
+def test_bench_command_reports_every_figure_for_every_unit(tmp_path):
     out = tmp_path / "bench.json"
     assert main(["bench", "--races", "4", "--json", str(out)]) == 0
     doc = json.loads(out.read_text())
+    assert set(doc["units"]) == {"showdown", "flash", "launcher"}
+    for unit in doc["units"].values():
+        for key in ("processing_us", "read_us", "delivered_us", "command_rtt_us"):
+            assert set(unit["distributions"][key]) >= {"min", "p50", "p90", "p99", "p99.9", "max", "n"}
+        assert sum(unit["outcomes"].values()) == 4
     d = doc["distributions"]
-    for key in ("processing_us", "read_us", "delivered_us", "command_rtt_us", "floor_one_way_us",
-                "floor_round_trip_us", "event_read_us", "event_delivered_us", "floor_timer_us"):
+    for key in ("floor_one_way_us", "floor_round_trip_us", "event_read_us", "event_delivered_us", "floor_timer_us"):
         assert set(d[key]) >= {"min", "p50", "p90", "p99", "p99.9", "max", "n"}
     assert doc["emission_time"] == "exact"
     assert "event_delivered_us/floor_one_way_us" in doc["ratios"]
     assert d["floor_one_way_us"]["min"] > 0
     assert d["floor_timer_us"]["min"] >= 0 and d["floor_timer_us"]["n"] == d["floor_one_way_us"]["n"]
+
+
+@pytest.mark.parametrize("kind, outcomes", [
+    ("showdown", {"false_start", "first_press", "line_tiebreak"}),
+    ("flash", {"slowest"}),
+    ("launcher", {"fired 1", "fired 2", "fired 3"}),
+])
+def test_each_unit_is_raced_with_a_spread_of_verdicts(kind, outcomes):
+    """On the virtual clock: every kind of verdict the bench means to measure comes up in 80 races."""
+    with Driver.open(f"emu://{kind}?clock=virtual") as d:
+        out = verdict_latencies(d, 80, None)
+    assert set(out["outcomes"]) >= outcomes and sum(out["outcomes"].values()) == 80
+    assert len(out["processing_us"]) == 80 and min(out["processing_us"]) >= 0
 
 
 def test_distribution_percentiles():
@@ -75,7 +95,7 @@ def test_a_race_whose_press_the_device_refused_as_too_late_is_run_again(monkeypa
             raise Nak("INJECT", "too_late", 0)     # as after a host stall longer than the margin
         return real(*args, **kw)
     monkeypatch.setattr(d, "inject", inject)
-    out = race_latencies(d, 3, None)
+    out = verdict_latencies(d, 3, None)
     assert out["late_stimuli"] == 1
-    assert len(out["processing_us"]) == 3 and len(calls) == 4
+    assert len(out["processing_us"]) == 3
     d.close()

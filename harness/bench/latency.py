@@ -31,7 +31,7 @@ import tty
 from protocol.devtime import diff
 
 from harness.session.driver import Driver
-from harness.errors import Nak
+from harness.bench.units import AHEAD_US, verdict_latencies
 
 PCTS = (("min", 0), ("p50", 50), ("p90", 90), ("p99", 99), ("p99.9", 99.9), ("max", 100))
 
@@ -129,126 +129,104 @@ def floor_round_trip(samples: int) -> list[int]:
     return out
 
 
-AHEAD_US = 50_000      # a stimulus this far ahead of the device's last word survives this VM's stalls
-
-
-def race_latencies(d: Driver, races: int, origin_us: int | None, first_press_every: int = 10) -> dict:
-    """Run races; return lists of processing, read and delivered latencies (us).
-
-    A race whose press the device refused as too late (the host stalled for longer than
-    AHEAD_US between hearing from the device and sending the INJECT) is run again and
-    counted in late_stimuli."""
-    d.apply_config({"countdown_min_us": 500_000, "countdown_max_us": 500_000, "beep_interval_us": 2_000_000})
-    proc, read, delivered, rtt = [], [], [], []
-    late = 0
-    est = d.clock.estimate
-    i = 0
-    while i < races:
-        d.reset("new_game")
-        d.input("load_cards", value=1)
-        t0 = d.now_us()
-        d.status()
-        rtt.append(d.now_us() - t0)
-        start = d.input("timer")
-        side = "paddle_a" if i % 2 else "paddle_b"
-        try:
-            if first_press_every and i % first_press_every == 0:
-                green = d.wait_for(lambda f: f.msg.NAME == "SD_GREEN", 5_000_000, "green")
-                d.inject(green.dev_us + AHEAD_US, side)
-            else:
-                d.inject(start.dev_us + AHEAD_US, side)      # a false start: adjudicated at the press
-        except Nak as exc:
-            if exc.error != "too_late" or late >= races:
-                raise
-            late += 1
-            continue
-        v = d.wait_for(lambda f: f.msg.NAME == "SD_VERDICT", 5_000_000, "verdict")
-        got = d.now_us()
-        m = v.msg
-        proc.append(diff(v.time_us, m.knowable_us))
-        produced = (v.dev_us + origin_us) if origin_us is not None else est.to_host(v.dev_us)
-        read.append(v.host_us - produced)
-        delivered.append(got - produced)
-        if i % 50 == 49:
-            est = d.sync_clock(8)
-        i += 1
-    return {"processing_us": proc, "read_us": read, "delivered_us": delivered, "command_rtt_us": rtt,
-            "late_stimuli": late}
-
-
-def run_bench(url: str | None, races: int) -> dict:
-    proc = None
-    origin = None
+def run_bench(url: str | None, races: int, kinds: tuple[str, ...] = ("showdown",)) -> dict:
+    """Verdict latencies on the unit at url (its own kind), or on an emulator of each of kinds in another
+    process; then the link's floors, measured in the same run."""
+    units = {}
     link_kind = "pty"
-    try:
-        if url is None:
-            proc, url, origin = spawn_emulator()
-        elif not url.startswith("/dev/"):
-            link_kind = url.split("://", 1)[0]
-        with Driver.open(url, kind="showdown") as d:
-            d.sync_clock(32)
-            lat = race_latencies(d, races, origin)
-            clock = d.clock.estimate.as_dict()
-        # Floor and harness alternate sample by sample, the timer floor in batches between,
-        # so all of them see the same machine.
-        n = max(200, races)
-        batch = 100
-        floor, h_read, h_delivered, timer = [], [], [], []
-        for _ in range(0, n, batch):
-            f, r, dl = one_way(batch)
-            floor += f
-            h_read += r
-            h_delivered += dl
-            timer += floor_timer(batch)
-        floor_rtt = floor_round_trip(n)
-    finally:
-        if proc is not None:
-            proc.terminate()
-            proc.wait(timeout=10)
-    late = lat.pop("late_stimuli")
-    dists = {k: distribution(v) for k, v in lat.items()}
-    dists["floor_one_way_us"] = distribution(floor)
-    dists["event_read_us"] = distribution(h_read)
-    dists["event_delivered_us"] = distribution(h_delivered)
-    dists["floor_round_trip_us"] = distribution(floor_rtt)
-    dists["floor_timer_us"] = distribution(timer)
+    exact = True
+    targets = [(None, kind) for kind in kinds] if url is None else [(url, None)]
+    for target, kind in targets:
+        proc = None
+        origin = None
+        try:
+            if target is None:
+                proc, target, origin = spawn_emulator(kind)
+            elif not target.startswith("/dev/"):
+                link_kind = target.split("://", 1)[0]
+            with Driver.open(target, kind=kind) as d:
+                d.sync_clock(32)
+                lat = verdict_latencies(d, races, origin)
+                units[d.kind] = {"device": target if url is not None else f"emulator ({d.kind}, pty)",
+                                 "late_stimuli": lat.pop("late_stimuli"), "outcomes": lat.pop("outcomes"),
+                                 "clock": d.clock.estimate.as_dict(),
+                                 "distributions": {k: distribution(v) for k, v in lat.items()}}
+        finally:
+            if proc is not None:
+                proc.terminate()
+                proc.wait(timeout=10)
+        exact = exact and origin is not None
+    # Floor and harness alternate sample by sample, the timer floor in batches between,
+    # so all of them see the same machine.
+    n = max(200, races)
+    batch = 100
+    floor, h_read, h_delivered, timer = [], [], [], []
+    for _ in range(0, n, batch):
+        f, r, dl = one_way(batch)
+        floor += f
+        h_read += r
+        h_delivered += dl
+        timer += floor_timer(batch)
+    floor_rtt = floor_round_trip(n)
+    dists = {"floor_one_way_us": distribution(floor), "event_read_us": distribution(h_read),
+             "event_delivered_us": distribution(h_delivered), "floor_round_trip_us": distribution(floor_rtt),
+             "floor_timer_us": distribution(timer)}
     ratios = {}
-    for name, base in (("event_delivered_us", "floor_one_way_us"), ("event_read_us", "floor_one_way_us"),
-                       ("command_rtt_us", "floor_round_trip_us")):
-        a, b = dists[name], dists[base]
-        ratios[f"{name}/{base}"] = {p: (a[p] / b[p] if b.get(p) else None) for p in ("p50", "p99")}
-    return {"device": url, "link": link_kind, "races": races, "late_stimuli": late, "emission_time": "exact" if origin else "clock sync",
-            "clock": clock, "distributions": dists, "ratios": ratios}
+    for name, base in (("event_delivered_us", "floor_one_way_us"), ("event_read_us", "floor_one_way_us")):
+        ratios[f"{name}/{base}"] = _ratio(dists[name], dists[base])
+    for kind, u in units.items():
+        u["ratios"] = {"command_rtt_us/floor_round_trip_us": _ratio(u["distributions"]["command_rtt_us"],
+                                                                    dists["floor_round_trip_us"])}
+    return {"device": url or "emulators in other processes on ptys", "link": link_kind, "races": races,
+            "emission_time": "exact" if exact else "clock sync", "units": units, "distributions": dists,
+            "ratios": ratios}
+
+
+def _ratio(a: dict, b: dict) -> dict:
+    return {p: (a[p] / b[p] if b.get(p) else None) for p in ("p50", "p99")}
+
+
+UNIT_LABELS = {
+    "processing_us": "verdict: knowable -> produced (device)",
+    "read_us": "verdict: produced -> host read returned",
+    "delivered_us": "verdict: produced -> waiting code has it",
+    "command_rtt_us": "command round trip (STATUS)",
+}
+LINK_LABELS = {
+    "event_read_us": "event: written -> harness read returned",
+    "event_delivered_us": "event: written -> waiting code has it",
+    "floor_one_way_us": "floor: raw pty one-way (os.read)",
+    "floor_round_trip_us": "floor: raw pty echo round trip",
+    "floor_timer_us": "floor: emulator's wait for a due time, no work",
+}
 
 
 def print_report(result: dict, console) -> None:
     from rich.table import Table
-    t = Table(title=f"Adjudication latency, {result['races']} races on {result['device']} "
+    t = Table(title=f"Adjudication latency, {result['races']} races per unit on {result['device']} "
                     f"(emission time: {result['emission_time']})", header_style="bold")
     t.add_column("figure (us)")
     for name, _ in PCTS:
         t.add_column(name, justify="right")
-    labels = {
-        "processing_us": "verdict: knowable -> produced (device)",
-        "read_us": "verdict: produced -> host read returned",
-        "delivered_us": "verdict: produced -> waiting code has it",
-        "event_read_us": "event: written -> harness read returned",
-        "event_delivered_us": "event: written -> waiting code has it",
-        "command_rtt_us": "command round trip (STATUS)",
-        "floor_one_way_us": "floor: raw pty one-way (os.read)",
-        "floor_round_trip_us": "floor: raw pty echo round trip",
-        "floor_timer_us": "floor: emulator's wait for a due time, no work",
-    }
-    for key, label in labels.items():
-        d = result["distributions"].get(key, {})
+    rows = [(f"{kind}: {label}", u["distributions"].get(key, {}))
+            for kind, u in result["units"].items() for key, label in UNIT_LABELS.items()]
+    rows += [(label, result["distributions"].get(key, {})) for key, label in LINK_LABELS.items()]
+    for label, d in rows:
         t.add_row(label, *(f"{d.get(n, float('nan')):.0f}" for n, _ in PCTS))
     console.print(t)
+    for kind, u in result["units"].items():
+        spread = ", ".join(f"{k} {v}" for k, v in u["outcomes"].items())
+        console.print(f"  {kind}: verdicts {spread}")
+        if u.get("late_stimuli"):
+            console.print(f"  {kind}: {u['late_stimuli']} race(s) run again: the host stalled past a press's "
+                          f"{AHEAD_US} us margin and the device refused it as too late")
+        for name, r in u["ratios"].items():
+            console.print(f"  {kind}: ratio {name}: p50 {r['p50']:.2f}x, p99 {r['p99']:.2f}x")
     for name, r in result["ratios"].items():
         console.print(f"  ratio {name}: p50 {r['p50']:.2f}x, p99 {r['p99']:.2f}x")
-    if result.get("late_stimuli"):
-        console.print(f"  {result['late_stimuli']} race(s) run again: the host stalled past a press's "
-                      f"{AHEAD_US} us margin and the device refused it as too late")
-    proc, timer = result["distributions"].get("processing_us"), result["distributions"].get("floor_timer_us")
-    if proc and timer:
-        console.print(f"  verdict processing p99 {proc['p99']} us; the emulator's wait alone (no work) "
-                      f"p99 {timer['p99']} us, p99.9 {timer['p99.9']} us on this machine in this run")
+    timer = result["distributions"].get("floor_timer_us")
+    for kind, u in result["units"].items():
+        proc = u["distributions"].get("processing_us")
+        if proc and timer:
+            console.print(f"  {kind}: verdict processing p99 {proc['p99']} us; the emulator's wait alone (no work) "
+                          f"p99 {timer['p99']} us, p99.9 {timer['p99.9']} us on this machine in this run")

@@ -3,17 +3,24 @@ from __future__ import annotations
 
 from rich.console import Console
 
+from protocol import catalogue as cat
+
 from harness.bench.latency import print_report, run_bench
 from harness.cli.exit import Exit
 from harness.report.files import check_writable
 from harness.report.results_json import write_json
 
+KINDS = tuple(cat.UNITS)
+
 
 def add_parser(sub) -> None:
     p = sub.add_parser("bench", help="adjudication latency against the raw floor of the link, in one run")
     p.add_argument("--device", metavar="URL", default=None,
-                   help="a Showdown unit (default: an emulator in another process on a pty, real clock)")
-    p.add_argument("--races", type=int, default=300, metavar="N")
+                   help="a unit of any kind (default: an emulator of each kind in another process on a pty, "
+                        "real clock)")
+    p.add_argument("--kind", choices=KINDS, action="append",
+                   help="with no --device: the emulated kinds to measure (default: all three)")
+    p.add_argument("--races", type=int, default=300, metavar="N", help="races per unit (default 300)")
     p.add_argument("--json", metavar="FILE")
     p.set_defaults(func=main)
 
@@ -21,7 +28,7 @@ def add_parser(sub) -> None:
 def main(args) -> int:
     if args.json:
         check_writable(args.json, "--json")
-    result = run_bench(args.device, args.races)
+    result = run_bench(args.device, args.races, tuple(args.kind or KINDS))
     print_report(result, Console(highlight=False))
     if args.json:
         write_json(args.json, result)
