@@ -2,7 +2,9 @@
 
 pass and fail are verdicts on the unit. skip says the item could not run here, with the
 reason. link-error and reset say the link or a reboot voided the item (never the unit's
-fault). error says the harness or the scenario could not run as written.
+fault). error says the harness or the scenario could not run as written. interrupted says a
+signal (Ctrl-C, a CI runner's SIGTERM) stopped the run before the item was done: what it had
+found by then is kept, and a fail found before the signal stays a fail.
 """
 from __future__ import annotations
 
@@ -17,6 +19,7 @@ class Outcome(str, enum.Enum):
     LINK_ERROR = "link-error"
     RESET = "reset"
     ERROR = "error"
+    INTERRUPTED = "interrupted"
 
     def __str__(self) -> str:
         return self.value
@@ -35,9 +38,11 @@ class Outcome(str, enum.Enum):
 
 
 _JUNIT = {Outcome.PASS: None, Outcome.FAIL: "failure", Outcome.SKIP: "skipped", Outcome.LINK_ERROR: "error",
-          Outcome.RESET: "error", Outcome.ERROR: "error"}
-_RANK = {Outcome.SKIP: -1, Outcome.PASS: 0, Outcome.FAIL: 1, Outcome.LINK_ERROR: 2, Outcome.RESET: 3,
-         Outcome.ERROR: 4}
+          Outcome.RESET: "error", Outcome.ERROR: "error", Outcome.INTERRUPTED: "error"}
+# interrupted ranks just above a pass: an item cut short is not a pass, and anything its finished
+# parts found (a fail, a link error) is the stronger result
+_RANK = {Outcome.SKIP: -1, Outcome.PASS: 0, Outcome.INTERRUPTED: 1, Outcome.FAIL: 2, Outcome.LINK_ERROR: 3,
+         Outcome.RESET: 4, Outcome.ERROR: 5}
 
 
 def worst(outcomes) -> Outcome:
@@ -46,11 +51,14 @@ def worst(outcomes) -> Outcome:
 
 
 def tally(outcomes) -> dict[str, int]:
-    """How many of each: passed, failed (fail and every error kind), skipped."""
-    out = {"passed": 0, "failed": 0, "skipped": 0}
+    """How many of each: passed, failed (fail and every error kind), skipped, interrupted."""
+    out = {"passed": 0, "failed": 0, "skipped": 0, "interrupted": 0}
     for o in outcomes:
-        out["passed" if o is Outcome.PASS else "skipped" if o is Outcome.SKIP else "failed"] += 1
+        out[_TALLY.get(o, "failed")] += 1
     return out
+
+
+_TALLY = {Outcome.PASS: "passed", Outcome.SKIP: "skipped", Outcome.INTERRUPTED: "interrupted"}
 
 
 @dataclass

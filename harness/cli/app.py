@@ -12,12 +12,15 @@
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
+import threading
 
 from rich.console import Console
 
 from harness.cli import bench, conform, emulate, hello, ports, record, run, validate
 from harness.cli.exit import Exit
+from harness.cli.signals import Interrupted, exit_for, signal_name
 from harness.errors import HarnessError, ScenarioError
 
 COMMANDS = (run, validate, bench, hello, emulate, ports, conform, record)
@@ -31,8 +34,17 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _terminate(signum: int, _frame) -> None:
+    raise Interrupted(signum)
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    saved = None
+    if threading.current_thread() is threading.main_thread():
+        # SIGTERM ends a command the way Ctrl-C does (a message, its own exit status), not silently;
+        # `run` stops at a safe point and writes its results instead (cli/signals.py)
+        saved = signal.signal(signal.SIGTERM, _terminate)
     try:
         return int(args.func(args))
     except ScenarioError as exc:
@@ -42,5 +54,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return Exit.USAGE
     except KeyboardInterrupt:
-        Console(stderr=True, highlight=False).print("interrupted")
+        Console(stderr=True, highlight=False).print("interrupted by SIGINT")
         return Exit.INTERRUPTED
+    except Interrupted as exc:
+        Console(stderr=True, highlight=False).print(f"interrupted by {signal_name(exc.signum)}")
+        return exit_for(exc.signum)
+    finally:
+        if saved is not None:
+            signal.signal(signal.SIGTERM, saved)

@@ -13,7 +13,7 @@ from harness.errors import ConformError, ScenarioError
 from harness.links import open_link
 from harness.outcome import Outcome, tally
 from harness.report.console import conform_table, coverage_table
-from harness.report.files import check_writable, write_atomic
+from harness.report.files import check_outputs, write_outputs
 from harness.report.junit import junit_xml
 from harness.scenarios.library import library_paths
 from harness.scenarios.load import load_paths
@@ -42,10 +42,7 @@ def add_parser(sub) -> None:
 
 def main(args) -> int:
     console = Console(highlight=False)
-    if args.json:
-        check_writable(args.json, "--json")
-    if args.junit:
-        check_writable(args.junit, "--junit")
+    check_outputs({"--json": args.json, "--junit": args.junit})
     pick = matcher(args.k) if args.k else None
     if not args.scenarios and not args.no_scenarios:
         library_paths()         # no library at all: say so before the unit is touched
@@ -101,11 +98,14 @@ def main(args) -> int:
     style = {"CONFORMS": "green", "PARTIAL": "yellow"}.get(report.verdict, "red")
     console.print(f"{counts['passed']} passed, {counts['failed']} failed, {counts['skipped']} skipped in "
                   f"{report.wall_s:.1f} s: [{style}]{report.verdict}[/]" + (f" ({report.quick})" if report.quick else ""))
-    if args.json:
-        write_atomic(args.json, json.dumps(report.as_dict(), indent=2, default=str) + "\n")
-    if args.junit:
-        write_atomic(args.junit, junit_xml("unohil conform", report.records()))
+    failures = write_outputs([
+        ("--json", args.json, lambda: json.dumps(report.as_dict(), indent=2, default=str) + "\n"),
+        ("--junit", args.junit, lambda: junit_xml("unohil conform", report.records())),
+    ])
+    for line in failures:
+        print(f"error: {line}", file=sys.stderr)
     if report.aborted:
         print(f"error: the link failed during the run: {report.aborted}", file=sys.stderr)
+    if report.aborted or failures:
         return Exit.USAGE
     return Exit.OK if report.passed else Exit.FAILED

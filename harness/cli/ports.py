@@ -10,7 +10,7 @@ from rich.table import Table
 from harness.cli.exit import Exit
 from harness.errors import UsageError
 from harness.links.ports import DEFAULT_TIMEOUT_MS, scan
-from harness.report.files import check_writable, write_atomic
+from harness.report.files import check_writable, write_results
 
 
 def add_parser(sub) -> None:
@@ -70,8 +70,8 @@ def main(args) -> int:
     for n in notes:
         console.print(n, soft_wrap=True)
     if args.json:
-        write_atomic(args.json, _json({"timeout_ms": args.timeout_ms, "duration_ms": round(took_ms, 1),
-                                       "ports": [p.as_dict() for p in ports], "notes": notes}))
+        write_results(args.json, _json({"timeout_ms": args.timeout_ms, "duration_ms": round(took_ms, 1),
+                                        "ports": [p.as_dict() for p in ports], "notes": notes}), "--json")
     return Exit.OK
 
 

@@ -1,24 +1,28 @@
 """unohil run: scenarios against devices (the built-in emulator by default), with reports."""
 from __future__ import annotations
 
+import sys
+import threading
 import time
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from harness.cli.exit import Exit
-from harness.errors import UsageError
+from harness.cli.signals import Interrupted, StopRequest, exit_for, signal_name
+from harness.errors import HarnessError, UsageError
 from harness.outcome import Outcome, tally
 from harness.report.console import health_line, print_budgets, print_failures, scenario_table
-from harness.report.files import check_writable, write_atomic
+from harness.report.files import check_outputs, write_outputs
 from harness.report.junit import junit_xml
-from harness.report.results_json import results_json, write_json
+from harness.report.results_json import json_text, results_json
 from harness.run.parallel import Rack, Workers
 from harness.run.results import ScenarioResult
 from harness.run.runner import Runner
 from harness.scenarios.library import library_paths
 from harness.scenarios.load import load_paths
 from harness.scenarios.selection import matcher
+from harness.session.driver import Driver
 
 def add_parser(sub) -> None:
     p = sub.add_parser("run", help="run scenarios")
@@ -38,12 +42,7 @@ def add_parser(sub) -> None:
 def main(args) -> int:
     console = Console(highlight=False)
     started = time.time()
-    if args.json:
-        check_writable(args.json, "--json")
-    if args.junit:
-        check_writable(args.junit, "--junit")
-    if args.trace:
-        check_writable(args.trace, "--trace", directory=True)
+    check_outputs({"--json": args.json, "--junit": args.junit}, {"--trace": args.trace})
     scenarios = load_paths(args.paths or library_paths())
     if args.k:
         pick = matcher(args.k)
@@ -57,42 +56,122 @@ def main(args) -> int:
         rack.close()
         raise UsageError(f"{have}: none of the selected scenarios runs on it (they need "
                          f"{' or '.join(sorted({s.unit for s in scenarios}))})")
-    try:
-        results = _run(console, args, scenarios, by_kind)
-    finally:
-        health, devices = rack.health(), rack.describe()
-        rack.close()
+    with StopRequest() as stop:
+        try:
+            run = _Run(console, args, stop)
+            results = run.all(scenarios, by_kind)
+            stop.finishing()            # from here a signal changes nothing: the units are settled and
+            if stop.signum is not None:     # what was found is written
+                _settle(rack, run.busy)
+        finally:
+            stop.finishing()
+            health, devices = rack.health(), rack.describe()
+            rack.close()
+        return _report(console, args, started, scenarios, results, rack, health, devices, stop)
+
+
+def _report(console: Console, args, started: float, scenarios, results: list[ScenarioResult], rack: Rack,
+            health, devices, stop: StopRequest) -> int:
+    """The console's account, then every output on its own; the exit status."""
     if not args.quiet:
         console.print(scenario_table(results))
     console.print(health_line(health))          # every run says what the link did, -q or not
     print_failures(console, results)
     print_budgets(console, results)
     counts = tally(r.status for r in results)
-    console.print(f"{counts['passed']} passed, {counts['failed']} failed, {counts['skipped']} skipped; "
-                  f"{sum(len(r.races) for r in results)} races in {time.time() - started:.2f} s")
-    if args.json:
-        write_json(args.json, results_json(results, health, devices, started))
-    if args.junit:
-        write_atomic(args.junit, junit_xml("unohil", [r.record() for r in results]))
-    if any(r.status is Outcome.ERROR for r in results):
-        return Exit.USAGE       # a scenario that cannot run as written: the user's to fix, like a bad file
+    console.print(f"{counts['passed']} passed, {counts['failed']} failed, {counts['skipped']} skipped"
+                  + (f", {counts['interrupted']} interrupted" if counts["interrupted"] else "")
+                  + f"; {sum(len(r.races) for r in results)} races in {time.time() - started:.2f} s")
+    interrupted = None
+    if stop.signum is not None:
+        interrupted = {"signal": signal_name(stop.signum), "not_run": len(scenarios) - len(results)}
+        console.print(f"{stop.reason()}: {interrupted['not_run']} scenario(s) not run")
+    failures = write_outputs([
+        ("--json", args.json, lambda: json_text(results_json(results, health, devices, started, interrupted))),
+        ("--junit", args.junit, lambda: junit_xml("unohil", [r.record() for r in results])),
+    ])
+    failures += [f"--trace {d.trace.failure}" for d in rack.drivers if d.trace is not None and d.trace.failure]
+    for line in failures:
+        print(f"error: {line}", file=sys.stderr)
+    if stop.signum is not None:
+        return exit_for(stop.signum)
+    if failures or any(r.status is Outcome.ERROR for r in results):
+        # a results file that could not be written, or a scenario that cannot run as written: the
+        # user's to fix, like a bad file
+        return Exit.USAGE
     return Exit.FAILED if counts["failed"] else Exit.OK
 
 
-def _run(console: Console, args, scenarios, by_kind) -> list[ScenarioResult]:
-    total_races = sum(len(s.races) for s in scenarios)
-    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                  console=console, transient=True, disable=args.quiet or not console.is_terminal) as progress:
-        task = progress.add_task("races", total=total_races)
-        runners = {kind: [Runner(d, host_timed=args.host_timed, progress=lambda _sc, _i: progress.advance(task))
-                          for d in ds] for kind, ds in by_kind.items()}
+class _Run:
+    """The scenarios on the rack's runners; on a signal, what finished plus what was cut short."""
 
-        def work(runner: Runner, sc) -> ScenarioResult:
-            progress.update(task, description=sc.name[:40])
-            return runner.run(sc)
+    def __init__(self, console: Console, args, stop: StopRequest):
+        self.console = console
+        self.args = args
+        self.stop = stop
+        self.done: dict[int, ScenarioResult] = {}       # by the scenario's place in the run
+        self.busy: dict[int, tuple[Driver, threading.Thread]] = {}   # the scenarios in progress: unit, thread
+        # without a terminal (a pipe, a CI log) a line per scenario as it ends says how far the run got
+        self.lines = not args.quiet and not console.is_terminal
 
-        results: list[ScenarioResult] = Workers(runners, lambda sc: sc.unit, lambda r: r.d.url).run(
-            scenarios, work,
-            lambda sc: ScenarioResult(sc, "-", status=Outcome.SKIP, error=f"no {sc.unit} device given"),
-            lambda sc, exc: ScenarioResult(sc, "-", status=Outcome.ERROR, error=f"{type(exc).__name__}: {exc}"))
-        return results
+    def all(self, scenarios, by_kind) -> list[ScenarioResult]:
+        total_races = sum(len(s.races) for s in scenarios)
+        place = {id(sc): i for i, sc in enumerate(scenarios)}
+        with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                      console=self.console, transient=True,
+                      disable=self.args.quiet or not self.console.is_terminal) as progress:
+            task = progress.add_task("races", total=total_races)
+            runners = {kind: [Runner(d, host_timed=self.args.host_timed, stop=self.stop.reason,
+                                     progress=lambda _sc, _i: progress.advance(task)) for d in ds]
+                       for kind, ds in by_kind.items()}
+
+            def work(runner: Runner, sc) -> ScenarioResult | None:
+                if self.stop.signum is not None:
+                    return None                 # not started: a signal came first
+                i = place[id(sc)]
+                self.busy[i] = runner.d, threading.current_thread()
+                progress.update(task, description=sc.name[:40])
+                res = runner.run(sc)
+                self._finished(i, res)
+                return res
+
+            def failed(sc, exc: Exception) -> ScenarioResult:
+                res = ScenarioResult(sc, "-", status=Outcome.ERROR, error=f"{type(exc).__name__}: {exc}")
+                self._finished(place[id(sc)], res)
+                return res
+
+            try:
+                results = Workers(runners, lambda sc: sc.unit, lambda r: r.d.url).run(
+                    scenarios, work,
+                    lambda sc: ScenarioResult(sc, "-", status=Outcome.SKIP, error=f"no {sc.unit} device given"),
+                    failed)
+            except Interrupted:
+                # a second signal: the scenarios in progress were abandoned mid-race
+                results = [self.done.get(i) or (ScenarioResult(sc, self.busy[i][0].url, status=Outcome.INTERRUPTED,
+                                                               error=f"{self.stop.reason()} (twice: its race in "
+                                                                     f"progress was abandoned)")
+                                                if i in self.busy else None)
+                           for i, sc in enumerate(scenarios)]
+        return [r for r in results if r is not None]
+
+    def _finished(self, i: int, res: ScenarioResult) -> None:
+        self.done[i] = res
+        self.busy.pop(i, None)
+        if self.lines:
+            self.console.print(f"{res.status} {res.scenario.name}", soft_wrap=True, markup=False)
+            self.console.file.flush()
+
+
+def _settle(rack: Rack, busy: dict[int, tuple[Driver, threading.Thread]]) -> None:
+    """After a signal: cancel the stimuli each idle unit may still hold, so it is left in a known state.
+    (A unit whose race a second signal abandoned in another thread is still in use there: the next
+    session's start brings it back.)"""
+    in_use = {id(d) for d, thread in busy.values() if thread is not threading.main_thread()}
+    for d in rack.drivers:
+        if id(d) in in_use or not d.has_cap("test_mode"):
+            continue
+        d.dirty = True
+        try:
+            d.cancel_injections()
+        except (HarnessError, OSError):
+            pass            # a unit that cannot be reached now is brought back when a session next starts

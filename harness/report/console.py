@@ -11,7 +11,7 @@ from harness.run.results import ScenarioResult, failure_lines
 from harness.scenarios.units import UNITS
 
 STATUS_STYLE = {Outcome.PASS: "green", Outcome.FAIL: "red", Outcome.LINK_ERROR: "magenta", Outcome.RESET: "magenta",
-                Outcome.ERROR: "red", Outcome.SKIP: "yellow"}
+                Outcome.ERROR: "red", Outcome.SKIP: "yellow", Outcome.INTERRUPTED: "yellow"}
 
 
 def _fmt(v) -> str:

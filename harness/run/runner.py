@@ -55,10 +55,12 @@ class Runner:
     """Runs scenarios on one connected driver."""
 
     def __init__(self, driver: Driver, *, host_timed: bool = False,
-                 progress: Callable[[Scenario, int], None] | None = None):
+                 progress: Callable[[Scenario, int], None] | None = None,
+                 stop: Callable[[], str | None] | None = None):
         self.d = driver
         self.host_timed = host_timed or not driver.has_cap("test_mode")
         self.progress = progress
+        self.stop = stop        # between races: why to stop now (a signal), or None to go on
 
     # ---- scenario level ----
 
@@ -92,7 +94,12 @@ class Runner:
                 self.progress(sc, race.index)
             if race.status in (Outcome.RESET, Outcome.LINK_ERROR):
                 self._recover()
-        res.status = worst(r.status for r in res.races)
+            why = self.stop() if self.stop is not None and len(res.races) < len(sc.races) else None
+            if why is not None:
+                res.status, res.error = worst([Outcome.INTERRUPTED] + [r.status for r in res.races]), why
+                break
+        else:
+            res.status = worst(r.status for r in res.races)
         res.health = self.d.health.minus(health0)
         res.wall_s = time.perf_counter() - t0
         return res

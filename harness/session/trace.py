@@ -1,8 +1,10 @@
 """JSON Lines traces: every frame in and out, enough to reconstruct a run without the device."""
 from __future__ import annotations
 
+import itertools
 import json
 import os
+import threading
 from pathlib import Path
 
 from protocol import Frame, FrameError
@@ -24,20 +26,56 @@ def frame_record(direction: str, frame: Frame) -> dict:
 
 
 class TraceWriter:
-    """Writes to NAME.jsonl.part and renames on close, so a trace is whole or absent."""
+    """Writes to NAME.jsonl.part and renames on close, so a trace is whole or absent.
+
+    Each writer has a file of its own: two devices with the same URL, two processes tracing into
+    one directory or a device opened again get NAME-2, NAME-3, ... rather than one file written by
+    both. A write that fails (a full disk) stops this trace, never the run: what was written stays
+    in the .part file, and failure says why, for the run to report."""
+
+    _claimed: set[Path] = set()         # the traces this process has written or is writing
+    _claim_lock = threading.Lock()
 
     def __init__(self, directory: str | os.PathLike, name: str):
         self.dir = Path(directory)
         safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in name)
-        self.path = self.dir / f"{safe}.jsonl"
-        self._part = self.dir / f"{safe}.jsonl.part"
-        self._fh = open(self._part, "w", encoding="utf-8", buffering=1 << 16)
+        self.path, self._part, fd = self._claim(safe)
+        self._fh = open(fd, "w", encoding="utf-8", buffering=1 << 16)
         self.records = 0
+        self.failure: str | None = None     # "<part file>: <OS error>" once a write failed
+
+    def _claim(self, safe: str) -> tuple[Path, Path, int]:
+        with TraceWriter._claim_lock:
+            for n in itertools.count(1):
+                stem = safe if n == 1 else f"{safe}-{n}"
+                path, part = self.dir / f"{stem}.jsonl", self.dir / f"{stem}.jsonl.part"
+                if path in TraceWriter._claimed:
+                    continue
+                try:        # O_EXCL: a .part held by another writer (or left by a killed run) is not ours
+                    fd = os.open(part, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+                except FileExistsError:
+                    continue
+                TraceWriter._claimed.add(path)
+                return path, part, fd
+        raise AssertionError("unreachable")
 
     def write(self, rec: dict) -> None:
-        self._fh.write(json.dumps(rec, separators=(",", ":")))
-        self._fh.write("\n")
+        if self.failure is not None:
+            return
+        try:
+            self._fh.write(json.dumps(rec, separators=(",", ":")))
+            self._fh.write("\n")
+        except OSError as exc:
+            self._fail(exc)
+            return
         self.records += 1
+
+    def _fail(self, exc: OSError) -> None:
+        self.failure = f"{self._part}: {exc.strerror or exc} (the trace stopped after {self.records} records)"
+        try:
+            self._fh.close()
+        except OSError:
+            pass            # the rest of the buffer cannot be written either
 
     def frame(self, direction: str, frame: Frame) -> None:
         self.write(frame_record(direction, frame))
@@ -51,5 +89,8 @@ class TraceWriter:
     def close(self) -> None:
         if self._fh.closed:
             return
-        self._fh.close()
-        os.replace(self._part, self.path)
+        try:
+            self._fh.close()
+            os.replace(self._part, self.path)
+        except OSError as exc:
+            self._fail(exc)
