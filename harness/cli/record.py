@@ -9,7 +9,7 @@ from harness.errors import HarnessError, ScenarioError
 from harness.record.live import LiveRecording
 from harness.record.scenario import dump, scenario_of
 from harness.record.segments import segments_of
-from harness.report.files import check_writable, write_atomic
+from harness.report.files import check_writable, write_results
 from harness.run.judge import named_fields
 from harness.scenarios.load import loads
 from harness.scenarios.units import UNITS
@@ -53,7 +53,7 @@ def main(args) -> int:
         exc.print()
         print("the recording above does not validate: please report it", file=sys.stderr)
     if args.output:
-        write_atomic(args.output, text)
+        write_results(args.output, text, "--output")
         print(f"{len(scenarios)} scenario(s) written to {args.output}", file=sys.stderr)
     else:
         sys.stdout.write(text)
