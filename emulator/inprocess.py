@@ -45,6 +45,11 @@ class VirtualLink:
                  boot_time_us: int = 0, drift_ppm: float = 0.0, faults=None,
                  closed_error: type[Exception] = ConnectionError, **unit_options):
         self.url = f"emu://{kind}?seed={seed}&clock=virtual"
+        # host times go on the wire as u64 (TIME_SYNC), and a rate of 1 + drift must stay positive
+        if not 0 <= host_offset_us < 1 << 63:
+            raise ValueError(f"host_offset_us must be a host time in us, from 0 to 2^63 - 1, not {host_offset_us}")
+        if not -1_000_000 < drift_ppm < 1_000_000:      # also refuses nan and inf
+            raise ValueError(f"drift_ppm must be more than -1000000 and less than 1000000, not {drift_ppm}")
         spec = fault_spec(faults)
         self.clock = VirtualClock()
         self.device = Device(kind, self.clock, seed=seed, serial=serial, boot_time_us=boot_time_us,

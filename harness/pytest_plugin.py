@@ -20,7 +20,7 @@ from harness.outcome import Outcome
 from harness.run.pool import DevicePool
 from harness.run.results import ScenarioResult, failure_lines
 from harness.run.runner import Runner
-from harness.scenarios.load import loads
+from harness.scenarios.load import load_file, loads
 from harness.scenarios.units import TAGS, UNITS
 from harness.session.prepare import prepare
 
@@ -69,7 +69,7 @@ class ScenarioFile(pytest.File):
 
     def collect(self):
         try:
-            scenarios = loads(self.path.read_text(encoding="utf-8"), str(self.path))
+            scenarios = load_file(self.path)
         except ScenarioError as exc:
             raise ScenarioCollectError(str(exc)) from None
         for sc in scenarios:

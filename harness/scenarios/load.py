@@ -6,13 +6,16 @@ anything runs. The format is documented in docs/scenarios.md.
 """
 from __future__ import annotations
 
+import ast
 import itertools
+import keyword
+import math
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-from protocol import catalogue as cat
+from protocol import catalogue as cat, devtime
 
 from harness.errors import Problem, ScenarioError
 from harness.scenarios import expr, roles as rl
@@ -20,6 +23,26 @@ from harness.scenarios.model import EventPattern, Expectation, Matcher, RoleMatc
 from harness.scenarios.units import TAGS, UNITS, UnitVocab
 
 BUILTIN_ANCHORS = ("start", "previous")
+#: Every anchor of every unit kind: a sweep variable named like one would rebind it (in some file,
+#: if not this one), so no sweep variable may take such a name.
+ALL_ANCHORS = frozenset(BUILTIN_ANCHORS).union(*(u.anchors for u in cat.UNITS.values()))
+#: Other names the language gives a meaning: the race index, "next green", the functions, Python's keywords.
+RESERVED_NAMES = frozenset({"race", "next", "abs", "max", "min"}) | frozenset(keyword.kwlist)
+
+# Caps: validation does work bounded by these, each checked before the work it bounds (docs/scenarios.md).
+MAX_FILE_BYTES = 1_000_000          # a scenario file; the library's largest is 12 kB
+MAX_NESTING = 100                   # YAML levels (a scenario needs 6); the composer recurses per level
+MAX_NODES = 200_000                 # YAML nodes of a file, an alias counted at each use
+MAX_EXPR_CHARS = 500                # the text of one time or condition
+MAX_RACES = 10_000                  # races of one scenario: sweep values multiplied, times repeat
+MAX_FILE_RACES = 100_000            # races of all the scenarios of one file
+MAX_EVALUATIONS = 3_000_000         # expression nodes evaluated for one file (about 1 s): each time,
+                                    #   every, for and when, its size times the races it is worked out for
+MAX_TIMES = 1000                    # repetitions of one step (times)
+#: The furthest ahead a race may schedule: the device clock is a u32 us counter (protocol/devtime.py) and
+#: an INJECT 2^31 us (35 min 47 s) or more ahead of the unit's now cannot be told from one in the past (SPEC
+#: 3.2); 30 min leaves the rest for the harness to get the stimulus there.
+MAX_AHEAD_US = 30 * 60 * 1_000_000
 
 
 LATENCY_METRICS = ("device_us", "inherent_us", "processing_us", "host_us", "host_processing_us")
@@ -32,12 +55,40 @@ EDGE_WORDS = {"open": "press", "close": "release", "on": "press", "off": "releas
 
 
 _CONSTRUCTOR = yaml.constructor.SafeConstructor()
+_INT_TAG = "tag:yaml.org,2002:int"
+_TOO_DEEP = f"nested more than {MAX_NESTING} levels deep (MAX_NESTING)"
+
+
+class _PureSafeLoader(yaml.SafeLoader):
+    """The pure-Python loader (a PyYAML without libyaml): its composer recurses once per level, so
+    it stops at MAX_NESTING levels, long before Python's recursion limit. (libyaml stops at 1000.)"""
+
+    _depth = 0
+
+    def compose_node(self, parent, index):
+        self._depth += 1
+        try:
+            if self._depth > MAX_NESTING:
+                raise yaml.composer.ComposerError(None, None, _TOO_DEEP, self.peek_event().start_mark)
+            return super().compose_node(parent, index)
+        finally:
+            self._depth -= 1
+
+
+# libyaml composes several times faster than the pure-Python parser, with the same line marks
+# (protocol/schema.py loads the catalogue the same way)
+_LOADER = getattr(yaml, "CSafeLoader", _PureSafeLoader)
 
 
 class _Validator:
     def __init__(self, file: str):
         self.file = file
         self.problems: list[Problem] = []
+        self.races = 0              # races of the file's scenarios so far (MAX_FILE_RACES)
+        self.evaluations = 0        # expression nodes evaluated so far (MAX_EVALUATIONS)
+        self.over_budget = False    # said once: the file asks for more than MAX_EVALUATIONS
+        # id of an expression tree -> (the tree, kept so that its id stays its own; its value in each race)
+        self.values: dict[int, tuple] = {}
         # the players a scenario's steps can have registered so far (buttons pressed), None if none: a role
         # beyond them names a player no game of the scenario has
         self.players: list[str] | None = None
@@ -109,26 +160,99 @@ def load_file(path: str | Path) -> list[Scenario]:
     """All scenarios of one file (a document, or a list of documents). Raises ScenarioError."""
     path = str(path)
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        with open(path, "rb") as f:
+            data = f.read(MAX_FILE_BYTES + 1)     # no more than the cap, whatever the file's size
     except OSError as exc:
         raise ScenarioError([Problem(path, 1, 1, "", f"cannot read: {exc.strerror or exc}")]) from None
+    _check_size(len(data), path)
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        col = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
+        raise ScenarioError([Problem(path, line, col, "", f"not UTF-8 text: byte 0x{data[exc.start]:02x} cannot be "
+                                                          f"decoded ({exc.reason}); save the file as UTF-8")]) from None
     return loads(text, path)
 
 
-def loads(text: str, file: str = "<string>") -> list[Scenario]:
-    v = _Validator(file)
+def _check_size(size: int, file: str) -> None:
+    if size > MAX_FILE_BYTES:
+        raise ScenarioError([Problem(file, 1, 1, "", f"larger than {MAX_FILE_BYTES} bytes, the most a scenario "
+                                                     f"file may hold (MAX_FILE_BYTES); split it")])
+
+
+def _compose(text: str, file: str) -> list[yaml.Node]:
+    """The file's documents as node trees, or a ScenarioError at the place YAML stops making sense."""
     try:
-        docs = list(yaml.compose_all(text, Loader=yaml.SafeLoader))
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
+        docs = list(yaml.compose_all(text, Loader=_LOADER))
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
         line, col = (mark.line + 1, mark.column + 1) if mark else (1, 1)
-        problem = getattr(exc, "problem", None) or str(exc)
+        problem = exc.problem or str(exc)
+        if problem in (_TOO_DEEP, "exceeded maximum nesting depth"):     # ours, or libyaml's at 1000 levels
+            raise ScenarioError([Problem(file, line, col, "", _TOO_DEEP)]) from None
         raise ScenarioError([Problem(file, line, col, "", f"malformed YAML: {problem}")]) from None
+    except yaml.reader.ReaderError as exc:     # a character YAML does not allow (a NUL, a control code)
+        before = text[:exc.position]
+        line, col = before.count("\n") + 1, exc.position - (before.rfind("\n") + 1) + 1
+        char = f"U+{exc.character:04X}" if isinstance(exc.character, int) else repr(exc.character)
+        raise ScenarioError([Problem(file, line, col, "", f"malformed YAML: the character {char} is not allowed "
+                                                          f"in YAML text")]) from None
+    except yaml.YAMLError as exc:
+        raise ScenarioError([Problem(file, 1, 1, "", f"malformed YAML: {exc}")]) from None
+    except RecursionError:      # a last resort: both loaders stop at their nesting limit first
+        raise ScenarioError([Problem(file, 1, 1, "", _TOO_DEEP)]) from None
+    docs = [d for d in docs if d is not None]
+    _check_shape(docs, file)
+    return docs
+
+
+def _check_shape(docs: list[yaml.Node], file: str) -> None:
+    """Refuse, before anything reads it, a tree nested more than MAX_NESTING deep, one of more than
+    MAX_NODES nodes (aliases counted at each use: what the validator would walk), and an integer
+    Python will not convert (over 4,300 digits)."""
+    problems: list[Problem] = []
+    stack = [(d, 1) for d in docs]
+    seen = 0
+    while stack:
+        node, depth = stack.pop()
+        seen += 1
+        where = (file, node.start_mark.line + 1, node.start_mark.column + 1, "")
+        if seen > MAX_NODES:
+            raise ScenarioError([Problem(*where, f"more than {MAX_NODES} YAML nodes (an alias counts at each "
+                                                 f"use), the most a scenario file may hold (MAX_NODES); split it")])
+        if depth > MAX_NESTING:
+            raise ScenarioError([Problem(*where, _TOO_DEEP)])
+        if isinstance(node, yaml.ScalarNode):
+            if node.tag == _INT_TAG:
+                try:
+                    _CONSTRUCTOR.construct_yaml_int(node)
+                except ValueError:
+                    problems.append(Problem(*where, f"an integer of {len(node.value)} characters; no number a "
+                                                    f"scenario needs has more than 20 digits"))
+        elif isinstance(node, yaml.SequenceNode):
+            stack.extend((x, depth + 1) for x in node.value)
+        else:
+            stack.extend((x, depth + 1) for kv in node.value for x in kv)
+    if problems:
+        raise ScenarioError(problems)
+
+
+def loads(text: str, file: str = "<string>") -> list[Scenario]:
+    _check_size(len(text.encode("utf-8", "surrogatepass")), file)
+    try:
+        return _validate(_compose(text, file), file)
+    finally:
+        # the shared constructor remembers every node it built: forget this file's
+        _CONSTRUCTOR.constructed_objects.clear()
+        _CONSTRUCTOR.recursive_objects.clear()
+
+
+def _validate(docs: list[yaml.Node], file: str) -> list[Scenario]:
+    v = _Validator(file)
     scenarios: list[Scenario] = []
     nodes: list[yaml.Node] = []
     for doc in docs:
-        if doc is None:
-            continue
         if isinstance(doc, yaml.SequenceNode):
             nodes.extend(doc.value)
         else:
@@ -150,6 +274,7 @@ def loads(text: str, file: str = "<string>") -> list[Scenario]:
 
 def _scenario(v: _Validator, node: yaml.Node) -> Scenario | None:
     before = len(v.problems)
+    v.values.clear()            # one scenario's races at a time
     top = v.mapping(node, "", TOP_KEYS)
     if not top and not isinstance(node, yaml.MappingNode):
         return None
@@ -191,21 +316,27 @@ def _scenario(v: _Validator, node: yaml.Node) -> Scenario | None:
         v.err(top["timing"][1], "timing", "must be 'exact' (needs test mode) or 'any'")
     races = _races(v, top)
     variables = set(races[0]) if races else set()
+    ahead = [0] * len(races)    # per race: how far ahead of what the runner last heard the previous step is
     steps: list[Step] = []
+    pressed: set[str] = set()   # the player buttons the steps so far press by name
     if "steps" in top:
         step_nodes = v.seq(top["steps"][1], "steps")
         if not step_nodes and isinstance(top["steps"][1], yaml.SequenceNode):
             v.err(top["steps"][1], "steps", "must not be empty")
         started = False         # whether a step before this one starts a game (roles need one)
         for i, sn in enumerate(step_nodes):
-            v.players = _buttons_pressed(steps, unit)
+            v.players = _players(pressed, unit)
             st = _step(v, sn, f"steps[{i}]", unit, variables, races, started)
             if st is not None:
                 steps.append(st)
                 started = started or _starts_game(st, unit)
-    v.players = _buttons_pressed(steps, unit)
-    expectations = _expect(v, top["expect"][1], unit, variables) if "expect" in top else []
+                pressed |= _buttons_pressed(st, unit)
+                ahead = _ahead(v, sn, f"steps[{i}]", st.at, races, ahead, st.every, st.times, st.hold_for)
+    v.players = _players(pressed, unit)
+    expectations = _expect(v, top["expect"][1], unit, variables, races) if "expect" in top else []
     end = _time(v, top["end"][1], "end", unit, variables, races) if "end" in top else None
+    if end is not None:
+        _ahead(v, top["end"][1], "end", end, races, ahead)
     if len(v.problems) > before or unit is None or name is None:
         return None
     return Scenario(name=name, file=v.file, line=node.start_mark.line + 1, unit=unit.kind, tags=tuple(tags),
@@ -291,17 +422,26 @@ def _physical(v: _Validator, node: yaml.Node | None, unit: UnitVocab | None) -> 
 def _races(v: _Validator, top: dict) -> list[dict[str, int]]:
     repeat = 1
     if "repeat" in top:
-        repeat = v.integer(top["repeat"][1], "repeat", 1, 1_000_000) or 1
+        repeat = v.integer(top["repeat"][1], "repeat", 1, MAX_RACES) or 1
     axes: list[tuple[str, list[int]]] = []
     if "sweep" in top:
         for name, (kn, vn) in v.mapping(top["sweep"][1], "sweep").items():
             key = f"sweep.{name}"
-            if not name.isidentifier() or name in BUILTIN_ANCHORS or name == "race":
-                v.err(kn, key, "a sweep variable needs a plain name that is not an anchor")
+            if not name.isidentifier() or name in ALL_ANCHORS or name in RESERVED_NAMES:
+                v.err(kn, key, f"{name!r} cannot name a sweep variable: " + (
+                    "not a plain name" if not name.isidentifier() else
+                    "it is an anchor (a sweep variable would rebind it)" if name in ALL_ANCHORS else
+                    "the scenario language gives it a meaning"))
                 continue
             if isinstance(vn, yaml.SequenceNode):
+                if len(vn.value) > MAX_RACES:
+                    v.err(vn, key, f"{len(vn.value)} values; at most {MAX_RACES} races per scenario (MAX_RACES)")
+                    continue
                 vals = [v.integer(x, key) for x in vn.value]
                 if any(x is None for x in vals):
+                    continue
+                if not vals:
+                    v.err(vn, key, "has no values")
                     continue
                 axes.append((name, vals))  # type: ignore[arg-type]
                 continue
@@ -315,11 +455,24 @@ def _races(v: _Validator, top: dict) -> list[dict[str, int]]:
             if step == 0 or (hi - lo) * step < 0:
                 v.err(spec["step"][1], f"{key}.step", f"step {step} never gets from {lo} to {hi}")
                 continue
-            vals = list(range(lo, hi + (1 if step > 0 else -1), step))
-            if len(vals) > 100_000:
-                v.err(vn, key, f"{len(vals)} values; at most 100000")
+            count = (hi - lo) // step + 1       # counted, not listed: a range is refused before it exists
+            if count > MAX_RACES:
+                v.err(vn, key, f"{count} values; at most {MAX_RACES} races per scenario (MAX_RACES)")
                 continue
-            axes.append((name, vals))
+            axes.append((name, list(range(lo, hi + (1 if step > 0 else -1), step))))
+    total = math.prod(len(vals) for _, vals in axes) * repeat
+    where = top["sweep"][1] if "sweep" in top else top["repeat"][1] if "repeat" in top else None
+    if total > MAX_RACES:
+        sizes = " x ".join([str(len(vals)) for _, vals in axes] + ([f"repeat {repeat}"] if repeat > 1 else []))
+        v.err(where, "sweep" if "sweep" in top else "repeat",
+              f"{sizes} = {total} races; at most {MAX_RACES} per scenario (MAX_RACES)")
+        return [{name: vals[0] for name, vals in axes} | {"race": 0}]   # to go on checking the rest
+    if v.races + total > MAX_FILE_RACES:
+        v.err(where, "sweep" if "sweep" in top else "repeat",
+              f"{total} races, {v.races + total} in the file so far; at most {MAX_FILE_RACES} in one file "
+              f"(MAX_FILE_RACES): split it")
+        return [{name: vals[0] for name, vals in axes} | {"race": 0}]
+    v.races += total
     races: list[dict[str, int]] = []
     combos = itertools.product(*(vals for _, vals in axes)) if axes else [()]
     for combo in combos:
@@ -340,6 +493,9 @@ def _time(v: _Validator, node: yaml.Node, key: str, unit: UnitVocab | None, vari
         v.err(node, key, f"must be a time such as 'green + 180000' or 250000, not {raw!r}")
         return None
     text = str(raw).strip()
+    if len(text) > MAX_EXPR_CHARS:
+        v.err(node, key, f"{len(text)} characters; a time is at most {MAX_EXPR_CHARS} (MAX_EXPR_CHARS)")
+        return None
     anchors = set(BUILTIN_ANCHORS) | (set(unit.anchors) if unit else set())
     is_next = False
     if text.startswith("next ") and not isinstance(raw, int):
@@ -378,12 +534,10 @@ def _time(v: _Validator, node: yaml.Node, key: str, unit: UnitVocab | None, vari
         v.err(node, key, f"unknown name(s) {', '.join(sorted(unknown))} in {text!r}; sweep variables: "
                          f"{', '.join(sorted(variables)) or 'none'}")
         return None
-    for env in races:
-        try:
-            off = expr.evaluate(tree, env)
-        except (expr.ExprError, ZeroDivisionError) as exc:
-            v.err(node, key, f"{text!r}: {exc}")
-            return None
+    values = _values(v, node, key, tree, text, races)
+    if values is None:
+        return None
+    for env, off in zip(races, values):
         if not isinstance(off, int) or isinstance(off, bool):
             v.err(node, key, f"{text!r} is not a time")
             return None
@@ -393,18 +547,106 @@ def _time(v: _Validator, node: yaml.Node, key: str, unit: UnitVocab | None, vari
     return TimeSpec(anchor, tree, ("next " if is_next else "") + text, is_next)
 
 
+def _values(v: _Validator, node: yaml.Node, key: str, tree, text: str, races: list[dict[str, int]]) -> list | None:
+    """The expression's value in each race (kept for the checks that combine them), None if it has
+    none in some race (said) or the file needs more evaluating than MAX_EVALUATIONS."""
+    cost = len(races) * sum(1 for _ in ast.walk(tree))
+    if v.evaluations + cost > MAX_EVALUATIONS:
+        if not v.over_budget:
+            v.err(node, key, f"validating the file needs more than {MAX_EVALUATIONS} steps of expression evaluation "
+                             f"(each time and condition's size times its races; MAX_EVALUATIONS): fewer races, "
+                             f"or split the file")
+        v.over_budget = True
+        return None
+    v.evaluations += cost
+    varies = bool(races) and bool(expr.names(tree) & set(races[0]))
+    values = []
+    for env in races if varies else races[:1]:
+        try:
+            values.append(expr.evaluate(tree, env))
+        except expr.ExprError as exc:
+            v.err(node, key, f"{text!r}: {exc}")
+            return None
+    if not varies:
+        values *= len(races)        # the same in every race
+    v.values[id(tree)] = (tree, values)
+    return values
+
+
+def _offsets(v: _Validator, tree, races: list[dict[str, int]]) -> list[int]:
+    """The value in each race of an expression _values worked out (a default, such as 0, otherwise)."""
+    if id(tree) not in v.values:
+        v.values[id(tree)] = (tree, [expr.evaluate(tree, races[0] if races else {})] * len(races))
+    return v.values[id(tree)][1]
+
+
+def _sweep_text(races: list[dict[str, int]]) -> str:
+    """The values each sweep variable takes over the races: 'd = 0, 100, 200; race = 0 to 2'."""
+    out = []
+    for name in races[0] if races else ():
+        if name == "race":
+            continue
+        seen = list(dict.fromkeys(env[name] for env in races))
+        shown = ", ".join(map(str, seen)) if len(seen) <= 8 else \
+            f"{', '.join(map(str, seen[:3]))}, ... {seen[-1]} ({len(seen)} values, {min(seen)} to {max(seen)})"
+        out.append(f"{name} = {shown}")
+    return "; ".join(out + [f"race = 0 to {len(races) - 1}"]) if races else "no races"
+
+
 def _env_text(env: dict) -> str:
     return ", ".join(f"{k}={val}" for k, val in env.items() if k != "race") or "no sweep"
 
 
-def _buttons_pressed(steps: list[Step], unit: UnitVocab | None) -> list[str] | None:
-    """The player buttons the steps press by name (registrations, with a unit whose game has roles)."""
+def _buttons_pressed(st: Step, unit: UnitVocab | None) -> set[str]:
+    """The player buttons a step presses by name (registrations, with a unit whose game has roles)."""
+    if unit is None or unit.roles is None or st.roles:
+        return set()
+    return {b for b in unit.roles.buttons if (st.action == "press" and st.input == unit.inputs[b])
+            or (st.action == "hold" and st.value >> unit.inputs[b] & 1)}
+
+
+def _players(pressed: set[str], unit: UnitVocab | None) -> list[str] | None:
+    """The players the steps so far can have registered, in button order; None if none."""
     if unit is None or unit.roles is None:
         return None
-    names = [b for b in unit.roles.buttons
-             if any(not st.roles and ((st.action == "press" and st.input == unit.inputs[b])
-                                      or (st.action == "hold" and st.value >> unit.inputs[b] & 1)) for st in steps)]
-    return names or None
+    return [b for b in unit.roles.buttons if b in pressed] or None
+
+
+def _ahead(v: _Validator, node: yaml.Node, key: str, at: TimeSpec, races: list[dict[str, int]], previous: list[int],
+           every=None, times: int = 1, hold=None) -> list[int]:
+    """How far ahead of what the runner last heard from the unit (the race's start or the step's event
+    anchor, or through 'previous' the step before's) each race puts this step's last repetition. The
+    runner sends a stimulus once it knows its anchor, so every time, repetition and hold counted from
+    there must fit the device clock: at most MAX_AHEAD_US, in every race of the sweep."""
+    offsets = _offsets(v, at.offset, races)
+    spacing = _offsets(v, every, races) if every is not None else [0] * len(races)
+    holds = _offsets(v, hold, races) if hold is not None else [0] * len(races)
+    out = []
+    for i, env in enumerate(races):
+        base = previous[i] if at.anchor == "previous" else 0
+        last = base + offsets[i] + (times - 1) * spacing[i]
+        furthest = max(last + holds[i], spacing[i], holds[i])
+        if furthest > MAX_AHEAD_US:
+            origin = "the race's start" if at.anchor == "start" else f"its anchor {at.anchor!r}" \
+                if at.anchor != "previous" else "the start or event the steps before it count from"
+            sweep = f" (with {_env_text(env)})" if len(races) > 1 else ""
+            v.err(node, key, f"{at.text!r}{' repeated' if times > 1 else ''}{' and held' if hold is not None else ''} "
+                             f"reaches {_duration(furthest)} ({furthest} us) after {origin}{sweep}; the device clock "
+                             f"(a u32 us counter that wraps every {_duration(devtime.WRAP)}) lets a race schedule at "
+                             f"most {_duration(MAX_AHEAD_US)} ahead (MAX_AHEAD_US)")
+            return [0] * len(races)     # said once; the steps after it are checked from scratch
+        out.append(last)
+    return out
+
+
+def _duration(us: int) -> str:
+    """A span of microseconds in human units: '30 min', '1 h 6 min 40 s', '35 min 47.483648 s'."""
+    s, micro = divmod(us, 1_000_000)
+    m, s = divmod(s, 60)
+    h, m = divmod(m, 60)
+    sec = f"{s}.{micro:06d}".rstrip("0") if micro else str(s)
+    parts = ([f"{h} h"] if h else []) + ([f"{m} min"] if m else []) + ([f"{sec} s"] if s or micro else [])
+    return " ".join(parts) or "0 s"
 
 
 def _starts_game(step: Step, unit: UnitVocab | None) -> bool:
@@ -426,7 +668,7 @@ def _role_step(v: _Validator, node: yaml.Node, key: str, unit: UnitVocab, at: Ti
     elif at.anchor == "start":
         v.err(node, key, "names a role but is timed from 'start', before the game: time it from the steps "
                          "before it (previous) or from an event of the game")
-    elif any(expr.evaluate(at.offset, env) == 0 for env in races):
+    elif any(x == 0 for x in _offsets(v, at.offset, races)):
         v.err(node, key, f"names a role at its anchor's own time ({at.text!r}): the runner learns who plays "
                          f"from what the unit reported up to that time, so the step must come at least 1 us "
                          f"after it; anchor it on an earlier event (e.g. the buzzer) or give it time")
@@ -514,7 +756,7 @@ def _step(v: _Validator, node: yaml.Node, key: str, unit: UnitVocab | None, vari
         v.err(m["at"][0], f"{key}.at", "a wait step gives its time as 'wait: TIME'")
     at = _time(v, at_node, f"{key}.{'wait' if action == 'wait' else 'at'}", unit, variables, races) \
         if at_node is not None else TimeSpec("previous", expr.parse("0"), "previous")
-    times = v.integer(m["times"][1], f"{key}.times", 1, 1000) if "times" in m else 1
+    times = v.integer(m["times"][1], f"{key}.times", 1, MAX_TIMES) if "times" in m else 1
     every = None
     if "every" in m:
         t = _time(v, m["every"][1], f"{key}.every", None, variables, races)
@@ -673,7 +915,8 @@ def _pattern(v: _Validator, node: yaml.Node, key: str, unit: UnitVocab) -> Event
     return EventPattern(name, fields, name)
 
 
-def _expect(v: _Validator, node: yaml.Node, unit: UnitVocab | None, variables: set[str]) -> list[Expectation]:
+def _expect(v: _Validator, node: yaml.Node, unit: UnitVocab | None, variables: set[str],
+            races: list[dict[str, int]]) -> list[Expectation]:
     m = v.mapping(node, "expect", EXPECT_KEYS)
     if not m:
         if isinstance(node, yaml.MappingNode):
@@ -694,6 +937,10 @@ def _expect(v: _Validator, node: yaml.Node, unit: UnitVocab | None, variables: s
             text = v.text(wn, f"{key}.when")
             if text is None:
                 continue
+            if len(text) > MAX_EXPR_CHARS:
+                v.err(wn, f"{key}.when", f"{len(text)} characters; a condition is at most {MAX_EXPR_CHARS} "
+                                         f"(MAX_EXPR_CHARS)")
+                continue
             try:
                 tree = expr.parse(text)
             except expr.ExprError as exc:
@@ -702,6 +949,14 @@ def _expect(v: _Validator, node: yaml.Node, unit: UnitVocab | None, variables: s
             unknown = expr.names(tree) - variables - {"race"}
             if unknown:
                 v.err(wn, f"{key}.when", f"unknown name(s): {', '.join(sorted(unknown))}")
+                continue
+            holds = _values(v, wn, f"{key}.when", tree, text, races)
+            if holds is None:
+                continue
+            if not any(holds):
+                # its checks would be skipped in every race, and the scenario pass whatever they say
+                v.err(wn, f"{key}.when", f"{text!r} holds in none of the races, so its checks would never run; "
+                                         f"the sweep gives {_sweep_text(races)}")
                 continue
             body = _expect_body(v, {k: x for k, x in cm.items() if k != "when"}, key, unit)
             body.when, body.when_text = tree, text
