@@ -14,7 +14,7 @@ from harness.links import open_link
 from harness.outcome import Outcome, tally
 from harness.report.console import conform_table, coverage_table
 from harness.report.files import check_writable, write_atomic
-from harness.report.junit import junit_xml
+from harness.report.junit import device_from_identity, junit_xml
 from harness.scenarios.library import library_paths
 from harness.scenarios.load import load_paths
 from harness.scenarios.selection import matcher
@@ -104,7 +104,8 @@ def main(args) -> int:
     if args.json:
         write_atomic(args.json, json.dumps(report.as_dict(), indent=2, default=str) + "\n")
     if args.junit:
-        write_atomic(args.junit, junit_xml("unohil conform", report.records()))
+        write_atomic(args.junit, junit_xml("unohil conform", report.records(),
+                                                 [device_from_identity(report.device, report.identity)]))
     if report.aborted:
         print(f"error: the link failed during the run: {report.aborted}", file=sys.stderr)
         return Exit.USAGE

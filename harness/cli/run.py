@@ -73,7 +73,7 @@ def main(args) -> int:
     if args.json:
         write_json(args.json, results_json(results, health, devices, started))
     if args.junit:
-        write_atomic(args.junit, junit_xml("unohil", [r.record() for r in results]))
+        write_atomic(args.junit, junit_xml("unohil", [r.record() for r in results], devices))
     if any(r.status is Outcome.ERROR for r in results):
         return Exit.USAGE       # a scenario that cannot run as written: the user's to fix, like a bad file
     return Exit.FAILED if counts["failed"] else Exit.OK
