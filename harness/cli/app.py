@@ -7,6 +7,7 @@
   unohil ports                list serial ports and USB units, and what answers on them
   unohil conform --device URL firmware acceptance: protocol conformance, then the scenario library
   unohil bench                adjudication latency against the raw floor of the link
+  unohil report RESULTS -o F  an HTML report of a run from its results file
 """
 from __future__ import annotations
 
@@ -15,11 +16,11 @@ import sys
 
 from rich.console import Console
 
-from harness.cli import bench, conform, emulate, hello, ports, run, validate
+from harness.cli import bench, conform, emulate, hello, ports, report, run, validate
 from harness.cli.exit import Exit
 from harness.errors import HarnessError, ScenarioError
 
-COMMANDS = (run, validate, bench, hello, emulate, ports, conform)
+COMMANDS = (run, validate, bench, hello, emulate, ports, conform, report)
 
 
 def build_parser() -> argparse.ArgumentParser:
