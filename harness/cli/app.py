@@ -8,6 +8,7 @@
   unohil conform --device URL firmware acceptance: protocol conformance, then the scenario library
   unohil bench                adjudication latency against the raw floor of the link
   unohil report RESULTS -o F  an HTML report of a run from its results file
+  unohil export ...           races as VCD (--vcd DIR), traces as Perfetto JSON (--perfetto FILE)
 """
 from __future__ import annotations
 
@@ -16,11 +17,11 @@ import sys
 
 from rich.console import Console
 
-from harness.cli import bench, conform, emulate, hello, ports, report, run, validate
+from harness.cli import bench, conform, emulate, export, hello, ports, report, run, validate
 from harness.cli.exit import Exit
 from harness.errors import HarnessError, ScenarioError
 
-COMMANDS = (run, validate, bench, hello, emulate, ports, conform, report)
+COMMANDS = (run, validate, bench, hello, emulate, ports, conform, report, export)
 
 
 def build_parser() -> argparse.ArgumentParser:
