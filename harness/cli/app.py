@@ -9,6 +9,7 @@
   unohil bench                adjudication latency against the raw floor of the link
   unohil report RESULTS -o F  an HTML report of a run from its results file
   unohil export ...           races as VCD (--vcd DIR), traces as Perfetto JSON (--perfetto FILE)
+  unohil schema [-o FILE]     the JSON Schema of scenario files, for editors
 """
 from __future__ import annotations
 
@@ -17,11 +18,11 @@ import sys
 
 from rich.console import Console
 
-from harness.cli import bench, conform, emulate, export, hello, ports, report, run, validate
+from harness.cli import bench, conform, emulate, export, hello, ports, report, run, schema, validate
 from harness.cli.exit import Exit
 from harness.errors import HarnessError, ScenarioError
 
-COMMANDS = (run, validate, bench, hello, emulate, ports, conform, report, export)
+COMMANDS = (run, validate, bench, hello, emulate, ports, conform, report, export, schema)
 
 
 def build_parser() -> argparse.ArgumentParser:
