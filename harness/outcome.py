@@ -73,4 +73,6 @@ class Record:
     classname: str = ""
     file: str | None = None
     line: int | None = None
-    properties: dict[str, object] = field(default_factory=dict)
+    properties: dict[str, object] = field(default_factory=dict)   # its figures (name -> value)
+    output: str = ""            # what a reader of its log wants besides the verdict: the trace excerpt
+    device: str = ""            # the URL of the unit it ran on ("" when it ran on none)

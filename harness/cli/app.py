@@ -8,6 +8,9 @@
   unohil conform --device URL firmware acceptance: protocol conformance, then the scenario library
   unohil bench                adjudication latency against the raw floor of the link
   unohil record               a session on a unit, or a trace, as a scenario file that replays it
+  unohil report RESULTS -o F  an HTML report of a run from its results file
+  unohil export ...           races as VCD (--vcd DIR), traces as Perfetto JSON (--perfetto FILE)
+  unohil schema [-o FILE]     the JSON Schema of scenario files, for editors
 """
 from __future__ import annotations
 
@@ -18,12 +21,12 @@ import threading
 
 from rich.console import Console
 
-from harness.cli import bench, conform, emulate, hello, ports, record, run, validate
+from harness.cli import bench, conform, emulate, export, hello, ports, record, report, run, schema, validate
 from harness.cli.exit import Exit
 from harness.cli.signals import Interrupted, exit_for, signal_name
 from harness.errors import HarnessError, ScenarioError
 
-COMMANDS = (run, validate, bench, hello, emulate, ports, conform, record)
+COMMANDS = (run, validate, bench, hello, emulate, ports, conform, record, report, export, schema)
 
 
 def build_parser() -> argparse.ArgumentParser:

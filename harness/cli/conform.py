@@ -14,7 +14,7 @@ from harness.links import open_link
 from harness.outcome import Outcome, tally
 from harness.report.console import conform_table, coverage_table
 from harness.report.files import check_outputs, write_outputs
-from harness.report.junit import junit_xml
+from harness.report.junit import device_from_identity, junit_xml
 from harness.scenarios.library import library_paths
 from harness.scenarios.load import load_paths
 from harness.scenarios.selection import matcher
@@ -100,7 +100,8 @@ def main(args) -> int:
                   f"{report.wall_s:.1f} s: [{style}]{report.verdict}[/]" + (f" ({report.quick})" if report.quick else ""))
     failures = write_outputs([
         ("--json", args.json, lambda: json.dumps(report.as_dict(), indent=2, default=str) + "\n"),
-        ("--junit", args.junit, lambda: junit_xml("unohil conform", report.records())),
+        ("--junit", args.junit, lambda: junit_xml("unohil conform", report.records(),
+                                                   [device_from_identity(report.device, report.identity)])),
     ])
     for line in failures:
         print(f"error: {line}", file=sys.stderr)

@@ -88,7 +88,7 @@ def _report(console: Console, args, started: float, scenarios, results: list[Sce
         console.print(f"{stop.reason()}: {interrupted['not_run']} scenario(s) not run")
     failures = write_outputs([
         ("--json", args.json, lambda: json_text(results_json(results, health, devices, started, interrupted))),
-        ("--junit", args.junit, lambda: junit_xml("unohil", [r.record() for r in results])),
+        ("--junit", args.junit, lambda: junit_xml("unohil", [r.record() for r in results], devices)),
     ])
     failures += [f"--trace {d.trace.failure}" for d in rack.drivers if d.trace is not None and d.trace.failure]
     for line in failures:

@@ -1,7 +1,7 @@
 """What a conformance run found: a CheckResult per check or scenario, grouped by SPEC section."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from harness.conform import coverage
 from harness.conform.registry import SECTIONS
@@ -77,10 +77,10 @@ class Report:
         return [(k, [c for c in self.checks if c.section == k]) for k in keys]
 
     def records(self) -> list[Record]:
-        out = [c.record() for _, checks in self.sections() for c in checks]
+        out = [replace(c.record(), device=self.device) for _, checks in self.sections() for c in checks]
         if self.aborted:
             out.append(Record(suite="connection", name="link", outcome=Outcome.ERROR, message=self.aborted,
-                              detail=self.aborted, classname="conform.connection"))
+                              detail=self.aborted, classname="conform.connection", device=self.device))
         return out
 
     def as_dict(self) -> dict:

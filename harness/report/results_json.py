@@ -12,7 +12,9 @@ from harness.session.health import LinkHealth
 # 2: "skip" (was "skipped") is the status of a scenario that did not run
 # 3: "interrupted", the status of a scenario a signal cut short; summary.interrupted; "interrupted" says
 #    which signal stopped the run and how many scenarios it kept from running
-SCHEMA_VERSION = 3
+# 4: every race has its "events" (before: only the races that did not pass), so a report can draw
+#    each race's timeline; a device has boot_id, catalog_crc, trace
+SCHEMA_VERSION = 4
 
 
 def results_json(results: list[ScenarioResult], health: LinkHealth, devices: list[dict], started: float,
@@ -29,7 +31,7 @@ def results_json(results: list[ScenarioResult], health: LinkHealth, devices: lis
             "races": sum(len(r.races) for r in results),
         },
         "health": health.as_dict(),
-        "scenarios": [r.as_dict() for r in results],
+        "scenarios": [_with_events(r) for r in results],
     }
     if interrupted is not None:
         doc["interrupted"] = interrupted
@@ -40,5 +42,34 @@ def json_text(doc: dict) -> str:
     return json.dumps(doc, indent=1, default=str) + "\n"
 
 
+def _with_events(res: ScenarioResult) -> dict:
+    d = res.as_dict()
+    for race, out in zip(res.races, d["results"]):
+        out.setdefault("events", race.events)
+    return d
+
+
 def write_json(path, doc: dict) -> None:
     write_results(path, json_text(doc), "--json")
+
+
+def read_results(path) -> dict:
+    """A results file written by `unohil run --json`, for the reports drawn from it; one clear error if not."""
+    from harness.errors import UsageError
+    try:
+        text = open(path, encoding="utf-8").read()
+    except OSError as exc:
+        raise UsageError(f"{path}: cannot read the results file: {exc.strerror}") from None
+    except UnicodeDecodeError as exc:
+        raise UsageError(f"{path}: not a results file (not UTF-8 text at byte {exc.start})") from None
+    try:
+        doc = json.loads(text)
+    except (json.JSONDecodeError, RecursionError, ValueError) as exc:
+        where = f"{exc.lineno}:{exc.colno}: " if isinstance(exc, json.JSONDecodeError) else ""
+        raise UsageError(f"{path}:{where}not a results file (not JSON: {exc.msg if where else exc})") from None
+    if not isinstance(doc, dict) or doc.get("tool") != "unohil" or not isinstance(doc.get("scenarios"), list):
+        raise UsageError(f"{path}: not a results file of `unohil run --json` (no tool: unohil and scenarios)")
+    if not isinstance(doc.get("schema"), int) or doc["schema"] > SCHEMA_VERSION:
+        raise UsageError(f"{path}: results file schema {doc.get('schema')!r}; this unohil reads schema "
+                         f"{SCHEMA_VERSION} and older: update unohil")
+    return doc

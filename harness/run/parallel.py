@@ -51,6 +51,9 @@ class Rack:
             ident = d.identity
             out.append({"url": d.url, "kind": d.kind, "serial": ident.serial if ident else None,
                         "firmware": f"{ident.fw_major}.{ident.fw_minor}.{ident.fw_patch}" if ident else None,
+                        "boot_id": ident.boot_id if ident else None,
+                        "catalog_crc": f"{ident.catalog_crc:#06x}" if ident else None,
+                        "trace": str(d.trace.path) if d.trace is not None else None,
                         "health": d.health.as_dict(),
                         "clock": d.clock.estimate.as_dict() if d.clock.estimate else None})
         return out

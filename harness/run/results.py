@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from harness.outcome import Outcome, Record
 from harness.run.judge import event_record
@@ -91,10 +92,12 @@ class ScenarioResult:
         message = message or str(self.status)
         props = {f"{k}_{stat}": v[stat] for k, v in self.latency_summary().items() for stat in ("p50", "p99")
                  if v.get(stat) is not None}
-        return Record(suite="unohil", name=sc.name, outcome=self.status, message=message,
-                      detail="\n".join(lines) or self.error, seconds=self.wall_s,
-                      classname=sc.file.replace("/", ".").rsplit(".", 1)[0], file=sc.file, line=sc.line,
-                      properties=props)
+        ran = self.device != "-"
+        excerpt = failure_lines(self) if self.status is not Outcome.PASS and self.races else []
+        return Record(suite=self.device if ran else "not run", name=sc.name, outcome=self.status, message=message,
+                      detail="\n".join(lines) or self.error, seconds=self.wall_s, classname=_classname(sc.file),
+                      file=sc.file, line=sc.line, properties=props, output="\n".join(excerpt),
+                      device=self.device if ran else "")
 
     def as_dict(self) -> dict:
         sc = self.scenario
@@ -105,6 +108,17 @@ class ScenarioResult:
                 "health": self.health.as_dict(), "wall_s": round(self.wall_s, 6), "error": self.error,
                 "applicable": self.applicable,
                 "results": [r.as_dict() for r in self.races]}
+
+
+def _classname(file: str) -> str:
+    """A scenario file as a dotted class name: relative to the working directory when under it, never
+    starting with a dot (fixtures/scenarios/flash/buzzer.yaml -> fixtures.scenarios.flash.buzzer)."""
+    p = Path(file)
+    try:
+        p = p.resolve().relative_to(Path.cwd().resolve())
+    except (ValueError, OSError):
+        pass
+    return ".".join(part for part in p.with_suffix("").parts if part not in ("/", "\\", "..", ".")).lstrip(".")
 
 
 def _pct(sorted_vals: list, p: float):

@@ -1,0 +1,25 @@
+"""unohil report: the HTML report of a run, from its results file."""
+from __future__ import annotations
+
+from harness.cli.exit import Exit
+from harness.report.files import check_writable, write_results
+from harness.report.html import report_html
+from harness.report.results_json import read_results
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser("report", help="an HTML report (one self-contained file) from a results file",
+                       description="Draw a run's results file (unohil run --json) as one HTML page that opens "
+                                   "offline: the summary and units, latency histograms, each scenario's outcome "
+                                   "and diff, and a device-time timeline of its races.")
+    p.add_argument("results", help="the results file, from unohil run --json FILE")
+    p.add_argument("-o", "--output", metavar="FILE", required=True, help="the HTML file to write")
+    p.set_defaults(func=main)
+
+
+def main(args) -> int:
+    check_writable(args.output, "--output")
+    doc = read_results(args.results)
+    write_results(args.output, report_html(doc, source=args.results))
+    print(f"{args.output}: {len(doc['scenarios'])} scenario(s), {doc.get('summary', {}).get('races', 0)} race(s)")
+    return Exit.OK

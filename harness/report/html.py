@@ -1,0 +1,262 @@
+"""The HTML report of a run, from its results file: one self-contained page (inline CSS, SVG and a little
+script; nothing fetched, so it opens offline and as a CI artifact): the summary and the units, latency
+histograms, each scenario's outcome and diff, and a timeline of its races on the device-time axis
+(harness/report/timeline.py)."""
+from __future__ import annotations
+
+import html
+import json
+import re
+from datetime import datetime, timezone
+
+from harness.report.junit import xml_text
+from harness.report.timeline import EVENTS, INPUTS, LANES, LIGHTS, STATE, TIMES, Timeline, race_timeline
+from harness.report.units import human_us
+from protocol import catalogue as cat
+
+#: The latency figures drawn as histograms (results file `latency` keys), with what each measures
+LATENCIES = {"device_us": "verdict - decisive input, device clock",
+             "processing_us": "verdict - earliest possible verdict, device clock",
+             "host_us": "verdict's arrival - decisive input, host clock"}
+TIMELINES_PER_SCENARIO = 6      # every race that did not pass is drawn; passing ones up to this many
+BINS = 24
+
+CSS = """
+body{font:14px/1.4 system-ui,sans-serif;margin:0 2em 3em;color:#222}
+h1{margin:.6em 0 .2em} h2{margin-top:1.6em;border-bottom:1px solid #ccc}
+table{border-collapse:collapse} td,th{padding:2px 10px;text-align:left;border-bottom:1px solid #eee}
+.n{text-align:right;font-variant-numeric:tabular-nums}
+.pass{color:#17803d}.fail,.error,.link-error,.reset{color:#c62828}.skip{color:#a36b00}
+details.scenario{border:1px solid #ddd;border-radius:4px;margin:4px 0;padding:2px 8px}
+details.scenario>summary{cursor:pointer} details.scenario[data-status=pass]{border-color:#e4efe6}
+pre.diff{background:#fafafa;padding:6px;overflow-x:auto} .del{color:#c62828}.ins{color:#17803d}
+svg text{font:11px system-ui,sans-serif} .muted{color:#777}
+#latency figure{display:inline-block;margin:4px 16px 4px 0;vertical-align:top}
+.controls button{margin-right:6px} body.failures-only details.scenario[data-status=pass]{display:none}
+"""
+
+# The page's script: errors are caught first (a check of the page reads data-errors), the filter last
+CATCH_ERRORS = """
+document.body.dataset.errors = "";
+window.addEventListener("error", function (e) { document.body.dataset.errors += e.message + ";"; });
+"""
+SCRIPT = """
+document.querySelectorAll("[data-filter]").forEach(function (b) {
+  b.addEventListener("click", function () {
+    document.body.classList.toggle("failures-only", b.dataset.filter === "failures");
+  });
+});
+document.body.dataset.ready = document.querySelectorAll("details.scenario").length;
+"""
+
+COLOURS = {"event": "#1565c0", "verdict": "#c62828", "press": "#2e7d32", "release": "#9e9e9e",
+           "refused": "#ef6c00", "time": "#6a1b9a"}
+PALETTE = ("#90caf9", "#a5d6a7", "#ffe082", "#ef9a9a", "#ce93d8", "#80cbc4", "#ffcc80", "#b0bec5")
+
+
+def e(text) -> str:
+    return html.escape(xml_text(text), quote=True)
+
+
+def _nice_step(span: float, ticks: int = 8) -> float:
+    raw = max(span, 1) / ticks
+    mag = 10 ** (len(str(int(raw))) - 1)
+    return next(m * mag for m in (1, 2, 5, 10) if m * mag >= raw)
+
+
+def _axis(x, lo: float, hi: float, y: int, height: int) -> list[str]:
+    step = _nice_step(hi - lo)
+    out = []
+    t = (lo // step) * step
+    while t <= hi:
+        if t >= lo:
+            out.append(f'<line x1="{x(t):.1f}" x2="{x(t):.1f}" y1="{y}" y2="{y + height}" stroke="#eee"/>'
+                       f'<text x="{x(t):.1f}" y="{y + height + 12}" text-anchor="middle">{e(human_us(t))}</text>')
+        t += step
+    return out
+
+
+def timeline_svg(tl: Timeline, title: str) -> str:
+    left, width, row_h = 130, 820, 22
+    lanes: list[tuple[str, str]] = [(STATE, "state")]
+    lanes += [(INPUTS, "inputs")] + [(LIGHTS, r) for r in tl.rows(LIGHTS)]
+    lanes += [(EVENTS, "events")] + [(EVENTS, r) for r in tl.rows(EVENTS)] + [(TIMES, "verdict times")]
+    row_y = {lane: 18 + i * row_h for i, lane in enumerate(lanes)}
+    height = 18 + len(lanes) * row_h
+    end = max(tl.end_us * 1.05, 1)     # room for the labels of the last marks
+
+    def x(t):
+        return left + (t / end) * width
+    parts = [f'<svg class="timeline" data-kind="{e(tl.kind)}" width="{left + width + 20}" height="{height + 20}" '
+             f'role="img" aria-label="{e(title)}">']
+    parts += _axis(x, 0, end, 14, height - 14)
+    for (lane, row), y in row_y.items():
+        label = row if lane != LIGHTS else f"light {row}"
+        parts.append(f'<text x="4" y="{y + 14}" class="lane">{e(label)}</text>')
+    values = list(dict.fromkeys(s.value for s in tl.spans if s.value))
+    for s in tl.spans:
+        y = row_y[(s.lane, s.row if s.lane != STATE else "state")]
+        colour = PALETTE[values.index(s.value) % len(PALETTE)] if s.value else "none"
+        w = max(x(s.end_us) - x(s.start_us), 1.5)
+        stroke = ' stroke="#5c6bc0"' if not s.value else ""
+        parts.append(f'<rect class="span" x="{x(s.start_us):.1f}" y="{y + 3}" width="{w:.1f}" height="{row_h - 6}" '
+                     f'fill="{colour}"{stroke}><title>{e(s.label)}: {e(human_us(s.start_us))} to '
+                     f'{e(human_us(s.end_us))}</title></rect>')
+        if s.value and w > 8 * len(s.value):
+            parts.append(f'<text x="{x(s.start_us) + 3:.1f}" y="{y + 15}">{e(s.value)}</text>')
+    lane_row = {INPUTS: (INPUTS, "inputs"), EVENTS: (EVENTS, "events"), TIMES: (TIMES, "verdict times")}
+    for i, m in enumerate(sorted(tl.marks, key=lambda m: m.t_us)):
+        y = row_y[lane_row[m.lane]]
+        c = COLOURS[m.kind]
+        parts.append(f'<g class="mark {e(m.kind)}"><line x1="{x(m.t_us):.1f}" x2="{x(m.t_us):.1f}" y1="{y + 2}" '
+                     f'y2="{y + row_h - 2}" stroke="{c}" stroke-width="{3 if m.kind == "verdict" else 2}"/>'
+                     f'<text x="{x(m.t_us) + 3:.1f}" y="{y + 8 + (i % 2) * 9}" fill="{c}">{e(m.label)}</text>'
+                     f'<title>{e(human_us(m.t_us))} ({m.t_us} us): {e(m.detail or m.label)}</title></g>')
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+def histogram_svg(values: list[int], title: str) -> str:
+    lo, hi = min(values), max(values)
+    bins = [0] * BINS
+    width_us = max((hi - lo) / BINS, 1e-9)
+    for v in values:
+        bins[min(BINS - 1, int((v - lo) / width_us))] += 1
+    left, w, h = 40, 480, 120
+    bar = w / BINS
+    top = max(bins)
+    parts = [f'<svg class="histogram" width="{left + w + 20}" height="{h + 40}" role="img" aria-label="{e(title)}">',
+             f'<text x="{left}" y="12">{e(title)}</text>',
+             f'<text x="2" y="{h + 18}">{top if top else 0}</text>']
+    for i, n in enumerate(bins):
+        bh = (n / top) * (h - 20) if top else 0
+        a, b = lo + i * width_us, lo + (i + 1) * width_us
+        parts.append(f'<rect x="{left + i * bar:.1f}" y="{h - bh + 0:.1f}" width="{bar - 1:.1f}" height="{bh:.1f}" '
+                     f'fill="#5c6bc0"><title>{e(human_us(round(a)))} to {e(human_us(round(b)))}: {n}</title></rect>')
+    parts.append(f'<line x1="{left}" x2="{left + w}" y1="{h}" y2="{h}" stroke="#999"/>'
+                 f'<text x="{left}" y="{h + 14}">{e(human_us(lo))}</text>'
+                 f'<text x="{left + w}" y="{h + 14}" text-anchor="end">{e(human_us(hi))}</text></svg>')
+    return "".join(parts)
+
+
+def _pct(vals: list, p: float):
+    return vals[min(len(vals) - 1, max(0, int(round(p / 100 * (len(vals) - 1)))))]
+
+
+def _latency_section(doc: dict) -> list[str]:
+    out = ['<section id="latency"><h2>Latency</h2>']
+    drawn = 0
+    kinds = sorted({s["unit"] for s in doc["scenarios"]})
+    for key, what in LATENCIES.items():
+        for kind in kinds:
+            vals = sorted(r["latency"][key] for s in doc["scenarios"] if s["unit"] == kind
+                          for r in s["results"] if r.get("latency", {}).get(key) is not None)
+            if not vals:
+                continue
+            drawn += 1
+            out.append(f'<figure data-latency="{e(key)}" data-kind="{e(kind)}">'
+                       + histogram_svg(vals, f"{kind} {key}: {what}")
+                       + f'<figcaption>{len(vals)} races; median {e(human_us(_pct(vals, 50)))}, '
+                       + (f'p99 {e(human_us(_pct(vals, 99)))}' if len(vals) >= 100 else
+                          f'max {e(human_us(vals[-1]))} (too few races for a p99)')
+                       + '</figcaption></figure>')
+    if not drawn:
+        out.append('<p class="muted">no race measured a latency</p>')
+    out.append("</section>")
+    return out
+
+
+_EXPECTED = re.compile(r"^(?P<what>.*?): expected (?P<want>.*), got (?P<got>.*)$")
+
+
+def diff_html(failures: list[str]) -> str:
+    """Failures as a diff: what was expected (-) against what came (+)."""
+    lines = []
+    for f in failures:
+        m = _EXPECTED.match(f)
+        if m:
+            lines.append(f'{e(m["what"])}\n<span class="del">- {e(m["want"])}</span>\n'
+                         f'<span class="ins">+ {e(m["got"])}</span>')
+        else:
+            lines.append(e(f))
+    return f'<pre class="diff">{chr(10).join(lines)}</pre>'
+
+
+def _verdict_line(race: dict, kind: str) -> str:
+    if not race.get("verdicts"):
+        return "no verdict"
+    v = race["verdicts"][-1]
+    field = cat.UNITS[kind].outcome_field
+    return f"{v.get('reason', '')} {field}={v.get(field)}".strip()
+
+
+def _scenario(i: int, s: dict) -> list[str]:
+    races = s["results"]
+    passed = sum(1 for r in races if r["status"] == "pass")
+    out = [f'<details class="scenario" id="scenario-{i}" data-status="{e(s["status"])}"'
+           f'{" open" if s["status"] not in ("pass", "skip") else ""}>'
+           f'<summary><b class="{e(s["status"])}">{e(s["status"])}</b> {e(s["name"])} '
+           f'<span class="muted">{e(s["unit"])}, {passed}/{len(races)} races, {e(s["file"])}:{s["line"]}</span>'
+           f'</summary>']
+    if s.get("error"):
+        out.append(f'<p class="error">{e(s["error"])}</p>')
+    bad = [r for r in races if r["status"] != "pass"]
+    good = [r for r in races if r["status"] == "pass"]
+    drawn = bad + good[:max(0, TIMELINES_PER_SCENARIO - len(bad))]
+    for r in drawn:
+        env = ", ".join(f"{k}={v}" for k, v in r.get("env", {}).items())
+        out.append(f'<div class="race" data-status="{e(r["status"])}"><h4>race {r["index"]}'
+                   f'{" (" + e(env) + ")" if env else ""}: <span class="{e(r["status"])}">{e(r["status"])}</span>, '
+                   f'{e(_verdict_line(r, s["unit"]))}</h4>')
+        if r.get("error"):
+            out.append(f'<p class="error">{e(r["error"])}</p>')
+        if r.get("failures"):
+            out.append(diff_html(r["failures"]))
+        if r.get("events"):
+            out.append(timeline_svg(race_timeline(r, s["unit"]), f'{s["name"]} race {r["index"]}'))
+        else:
+            out.append('<p class="muted">no events recorded for this race (a results file before schema 3 '
+                       'keeps them for failed races only)</p>')
+        out.append("</div>")
+    if len(races) > len(drawn):
+        out.append(f'<p class="muted">{len(races) - len(drawn)} more passing race(s) not drawn</p>')
+    out.append("</details>")
+    return out
+
+
+def report_html(doc: dict, source: str = "") -> str:
+    summary = doc.get("summary", {})
+    started = datetime.fromtimestamp(doc.get("started_unix", 0), timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
+    out = ['<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">',
+           f'<meta name="viewport" content="width=device-width"><title>unohil report {e(started)}</title>',
+           f'<style>{CSS}</style></head><body data-schema="{e(doc.get("schema"))}">',
+           f'<script>{CATCH_ERRORS}</script>',
+           f'<h1>unohil report</h1><p class="muted">{e(source)} &middot; started {e(started)}, took '
+           f'{e(human_us(round(doc.get("duration_s", 0) * 1e6)))}</p>',
+           '<section id="summary"><h2>Summary</h2><table>']
+    for key in ("scenarios", "passed", "failed", "skipped", "races"):
+        out.append(f'<tr><th>{key}</th><td class="n {key[:4] if key != "passed" else "pass"}" data-count="{key}">'
+                   f'{e(summary.get(key, 0))}</td></tr>')
+    out.append('</table><h3>Units</h3><table><tr><th>url</th><th>kind</th><th>firmware</th><th>serial</th>'
+               '<th>boot id</th><th>catalogue CRC</th><th>trace</th></tr>')
+    for d in doc.get("devices", []):
+        out.append("<tr>" + "".join(f"<td>{e(d.get(k) if d.get(k) is not None else '-')}</td>" for k in
+                                    ("url", "kind", "firmware", "serial", "boot_id", "catalog_crc", "trace")) + "</tr>")
+    health = doc.get("health", {})
+    out.append('</table><p>link health: ' + e(", ".join(f"{k.replace('_', ' ')} {v}" for k, v in health.items()))
+               + '</p></section>')
+    out += _latency_section(doc)
+    out.append('<section id="scenarios"><h2>Scenarios</h2><p class="controls">'
+               '<button data-filter="all">all</button><button data-filter="failures">failures only</button></p>')
+    lanes = ", ".join(LANES)
+    out.append(f'<p class="muted">Timelines: device time from each race start; lanes {e(lanes)}; '
+               'marks are the unit kind\'s anchors and verdict (catalogue), its inputs, and the device times '
+               'the verdict carries; spans are the unit\'s states, lights and timers.</p>')
+    for i, s in enumerate(doc.get("scenarios", [])):
+        out += _scenario(i, s)
+    out.append("</section>")
+    out.append(f'<script type="application/json" id="results-summary">'
+               f'{json.dumps(summary).replace("<", chr(92) + "u003c")}</script>')
+    out.append(f'<script>{SCRIPT}</script>')
+    out.append("</body></html>\n")
+    return "\n".join(out)
