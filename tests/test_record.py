@@ -15,7 +15,7 @@ from harness.record.live import LiveRecording
 from harness.record.scenario import dump, scenario_of
 from harness.record.segments import segments_of
 from harness.run.runner import Runner
-from harness.scenarios.library import library_paths
+from harness.scenarios.library import library_dir, library_paths
 from harness.scenarios.load import load_paths, loads
 from protocol import catalogue as cat
 from test_harness_scenarios import GOOD
@@ -123,3 +123,33 @@ def test_a_trace_that_is_not_one_is_refused_naming_the_line(tmp_path, capsys):
     bad.write_text('{"dir": "tx"}\nnot json\n')
     assert main(["record", "--from-trace", str(bad)]) == 2
     assert f"{bad}:2: not a trace line" in capsys.readouterr().err
+
+
+def test_replay_compares_each_scenario_with_its_recording(tmp_path, capsys):
+    """The library's ties, recorded on the reference generator: replayed there, every event is as recorded;
+    replayed on a unit with another generator, the landings and verdicts that the line draw decides differ,
+    and the diff names the fields."""
+    with Driver.open("emu://showdown?clock=virtual", trace_dir=tmp_path) as d:
+        runner = Runner(d)
+        for sc in load_paths([str(library_dir() / "showdown" / "ties.yaml")]):
+            runner.run(sc)
+    (trace,) = tmp_path.glob("*.jsonl")
+    out = tmp_path / "ties.yaml"
+    assert main(["record", "--from-trace", str(trace), "-o", str(out)]) == 0
+    assert (tmp_path / "ties.recorded.json").exists()
+    capsys.readouterr()
+    assert main(["replay", str(out)]) == 0
+    same = capsys.readouterr().out
+    assert "replay vs recording" in same and " differ, " in same
+    assert all(line.endswith(" 0 differ, 0 missing, 0 not recorded") for line in same.splitlines()
+               if "replay vs recording" in line)
+    assert main(["replay", str(out), "--device", "emu://showdown?clock=virtual&rng=python"]) == 1
+    other = capsys.readouterr().out
+    assert "SD_LANDING" in other and "!= landed_a: " in other
+
+
+def test_replay_without_its_recording_says_where_it_looked(tmp_path, capsys):
+    f = tmp_path / "x.yaml"
+    f.write_text(GOOD)
+    assert main(["replay", str(f)]) == 2
+    assert f"{tmp_path / 'x.recorded.json'}: no recording beside {f}" in capsys.readouterr().err

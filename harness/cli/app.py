@@ -8,6 +8,7 @@
   unohil conform --device URL firmware acceptance: protocol conformance, then the scenario library
   unohil bench                adjudication latency against the raw floor of the link
   unohil record               a session on a unit, or a trace, as a scenario file that replays it
+  unohil replay FILE          recorded scenarios run again, each compared with its recording
   unohil report RESULTS -o F  an HTML report of a run from its results file
   unohil export ...           races as VCD (--vcd DIR), traces as Perfetto JSON (--perfetto FILE)
   unohil schema [-o FILE]     the JSON Schema of scenario files, for editors
@@ -15,18 +16,19 @@
 from __future__ import annotations
 
 import argparse
+import os
 import signal
 import sys
 import threading
 
 from rich.console import Console
 
-from harness.cli import bench, conform, emulate, export, hello, ports, record, report, run, schema, validate
+from harness.cli import bench, conform, emulate, export, hello, ports, record, replay, report, run, schema, validate
 from harness.cli.exit import Exit
 from harness.cli.signals import Interrupted, exit_for, signal_name
 from harness.errors import HarnessError, ScenarioError
 
-COMMANDS = (run, validate, bench, hello, emulate, ports, conform, record, report, export, schema)
+COMMANDS = (run, validate, bench, hello, emulate, ports, conform, record, replay, report, export, schema)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -59,6 +61,10 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         Console(stderr=True, highlight=False).print("interrupted by SIGINT")
         return Exit.INTERRUPTED
+    except BrokenPipeError:
+        # the reader went away (`unohil ... | head`): nothing is left to say to it, and saying it fails too
+        sys.stdout = open(os.devnull, "w")
+        return Exit.OK
     except Interrupted as exc:
         Console(stderr=True, highlight=False).print(f"interrupted by {signal_name(exc.signum)}")
         return exit_for(exc.signum)

@@ -7,7 +7,7 @@ import sys
 from harness.cli.exit import Exit
 from harness.errors import HarnessError, ScenarioError
 from harness.record.live import LiveRecording
-from harness.record.scenario import dump, scenario_of
+from harness.record.scenario import dump, events_of, scenario_of
 from harness.record.segments import segments_of
 from harness.report.files import check_writable, write_results
 from harness.run.judge import named_fields
@@ -54,10 +54,21 @@ def main(args) -> int:
         print("the recording above does not validate: please report it", file=sys.stderr)
     if args.output:
         write_results(args.output, text, "--output")
-        print(f"{len(scenarios)} scenario(s) written to {args.output}", file=sys.stderr)
+        recording = {"tool": "unohil", "recording": 1, "scenarios": {
+            doc["name"]: events_of(seg.events, UNITS[seg.kind], seg.start_us)
+            for (doc, _), seg in zip(scenarios, segments)}}
+        write_results(recorded_path(args.output), json.dumps(recording, separators=(",", ":")) + "\n", "recording")
+        print(f"{len(scenarios)} scenario(s) written to {args.output}, what the unit did to "
+              f"{recorded_path(args.output)} (unohil replay compares a replay with it)", file=sys.stderr)
     else:
         sys.stdout.write(text)
     return Exit.OK
+
+
+def recorded_path(scenario_file: str) -> str:
+    """Where what the unit did beside a recorded scenario file is kept: FILE.yaml -> FILE.recorded.json."""
+    base = scenario_file[:-5] if scenario_file.endswith(".yaml") else scenario_file
+    return base + ".recorded.json"
 
 
 def _from_trace(path: str):

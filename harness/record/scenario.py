@@ -164,3 +164,13 @@ def dump(scenarios: list[tuple[dict, list[str]]], header: list[str] = ()) -> str
         body = yaml.safe_dump([doc], sort_keys=False, default_flow_style=None, width=110, allow_unicode=True)
         parts.append(body + "\n")
     return "".join(parts)
+
+
+def events_of(frames, unit, start_us: int) -> list[tuple[int, str, dict]]:
+    """Events as a replay diff compares them: (us from the start, name, fields by name without device times)."""
+    out = []
+    for f in frames:
+        named = {k: v for k, v in named_fields(f, unit).items() if k not in unit.time_fields}
+        out.append((f.dev_us - start_us, f.msg.NAME, named))
+    return out
+

@@ -183,6 +183,9 @@ class Segmenter:
         # A seed says what a piece draws only if the generator restarted from it just before: once a piece
         # has drawn, the next one starts wherever the generator got to.
         seed, self.seed = self.seed, None
+        if self.segments and not self.segments[-1].edges:      # one opened for nothing (the RESET before a race)
+            empty = self.segments.pop()
+            seed = empty.seed if seed is None else seed
         seg = Segment(kind=self.kind, start_us=start_us if start_us is not None else -1, config=dict(self.config),
                       seed=seed, physical={**unit.boot_positions, **self.positions},
                       reference_rng=bool(self.caps >> cat.ENUM_VALUES["capability"]["reference_rng"] & 1), **about)
