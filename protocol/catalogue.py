@@ -191,6 +191,7 @@ class UnitDef:
     roles: RoleFacts | None = None      # a unit whose game has players taking turns (Flash)
     timers: tuple[TimerRule, ...] = ()  # when each timer event is due at the earliest (PR-1)
     drawn_times: tuple[str, ...] = ()   # events whose time a random draw decides (SPEC 6)
+    fresh_states: tuple[str, ...] = ()  # states in which nothing of the game before carries over
 
     @property
     def inputs(self) -> dict[str, int]:
@@ -259,7 +260,7 @@ def _unit(kind: str, raw: dict) -> UnitDef:
         scheduled_times=dict(raw.get("scheduled_times", {})), optional_times=dict(raw.get("optional_times", {})),
         roles=_roles(raw["roles"]) if "roles" in raw else None,
         timers=tuple(_timer(name, t, field_enums) for name, t in raw.get("timers", {}).items()),
-        drawn_times=tuple(raw.get("drawn_times", ())),
+        drawn_times=tuple(raw.get("drawn_times", ())), fresh_states=tuple(raw.get("fresh_states", ())),
     )
 
 

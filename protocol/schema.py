@@ -41,7 +41,7 @@ _UNIT = {"title": True, "section": True, "verdict": True, "outcome_field": True,
          "field_enums": True, "situations": True, "switches": False, "latest_after_input": True,
          "variants": False, "valued_inputs": False,
          "scheduled_times": False, "optional_times": False, "roles": False, "timers": False,
-         "drawn_times": False}
+         "drawn_times": False, "fresh_states": False}
 _TIMER = {"after": True, "delay": True, "frozen_by": False, "when": False}
 _ROLES = {"players": True, "current": True, "started_by": True, "buttons": True, "player_fields": True,
           "mask_fields": True}
@@ -367,6 +367,9 @@ class _Reader:
                 self.one_of(k, f"{where} scheduled_times", list(events), "event")
                 out["scheduled_times"][name] = self.one_of(v, f"{where} scheduled_times {name}",
                                                            out["time_fields"], "time field")
+        if "fresh_states" in m:
+            out["fresh_states"] = self.names(m["fresh_states"][1], f"{where} fresh_states",
+                                             list(enums[f"{kind}_state"]), "state")
         if "drawn_times" in m:
             out["drawn_times"] = self.names(m["drawn_times"][1], f"{where} drawn_times", list(events), "event")
         if "optional_times" in m:

@@ -5,8 +5,8 @@ their type, fields and device time, and notes. A live recording makes the same r
 frames it reads, so one reader serves `unohil record` and `unohil record --from-trace`.
 
 A piece begins at a race the harness started (its "race" note), else at a RESET new_game the host
-sent, a reboot, or an input edge that finds a Showdown unit with its tray empty after a verdict (the
-catalogue's power-on state: nothing of the previous race carries over). It keeps what a scenario
+sent, a reboot, or an input edge that finds the unit, after a verdict, in a state where nothing of
+the game before carries over (the catalogue's fresh_states: a Showdown with its tray empty). It keeps what a scenario
 needs to say the same again: the configuration and seed in force, where the switches stood, every
 input edge (INPUT_SEEN) and every event with its device time.
 """
@@ -151,8 +151,8 @@ class Segmenter:
                     DISPOSITIONS.get(m.disposition, str(m.disposition)),
                     ERRORS.get(m.detail) if m.disposition == cat.ENUM_VALUES["disposition"]["refused"] else None)
         seg = self.segments[-1] if self.segments else None
-        if not self._raced and seg is not None and self.state == unit.power_on_state and edge.disposition == "acted" \
-                and any(e.msg.NAME == unit.verdict for e in seg.events) and unit.kind == "showdown":
+        if not self._raced and seg is not None and self.state in unit.fresh_states and edge.disposition == "acted" \
+                and any(e.msg.NAME == unit.verdict for e in seg.events):
             seg = self._open(f.dev_us)
         if seg is None:
             seg = self._open(f.dev_us)
