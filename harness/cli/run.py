@@ -16,6 +16,7 @@ from harness.report.results_json import results_json, write_json
 from harness.run.parallel import Rack, Workers
 from harness.run.results import ScenarioResult
 from harness.run.runner import Runner
+from harness.session.outage import DEFAULT_BUDGET_US, Outage, parse_budget
 from harness.scenarios.library import library_paths
 from harness.scenarios.load import load_paths
 from harness.scenarios.selection import matcher
@@ -31,8 +32,19 @@ def add_parser(sub) -> None:
     p.add_argument("-k", metavar="EXPR", help="only scenarios whose name/file/tags match (and, or, not)")
     p.add_argument("--host-timed", action="store_true",
                    help="press with host timing (INPUT) even if the device has test mode")
+    p.add_argument("--outage-budget", metavar="TIME", type=_budget, default=DEFAULT_BUDGET_US,
+                   help="how long a lost link is waited for (tried again with growing waits) before the races "
+                        f"after it become link errors, e.g. 30s, 500ms, 2min (default {DEFAULT_BUDGET_US // 10**6}s)")
     p.add_argument("-q", "--quiet", action="store_true")
     p.set_defaults(func=main)
+
+
+def _budget(text: str) -> int:
+    import argparse
+    try:
+        return parse_budget(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def main(args) -> int:
@@ -84,8 +96,9 @@ def _run(console: Console, args, scenarios, by_kind) -> list[ScenarioResult]:
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   console=console, transient=True, disable=args.quiet or not console.is_terminal) as progress:
         task = progress.add_task("races", total=total_races)
-        runners = {kind: [Runner(d, host_timed=args.host_timed, progress=lambda _sc, _i: progress.advance(task))
-                          for d in ds] for kind, ds in by_kind.items()}
+        outage = Outage(args.outage_budget, say=lambda text: console.print(text, markup=False, highlight=False))
+        runners = {kind: [Runner(d, host_timed=args.host_timed, progress=lambda _sc, _i: progress.advance(task),
+                                 outage=outage) for d in ds] for kind, ds in by_kind.items()}
 
         def work(runner: Runner, sc) -> ScenarioResult:
             progress.update(task, description=sc.name[:40])
