@@ -2,8 +2,8 @@
 
 `unohil emulate --tcp` serves one unit; a relay in this process stands between a run and the
 unit where a test needs to act at a known point of the run (it reads the commands going by), as
-ser2net stands between a rack's units and its hosts. Every assertion is on outcomes, never on
-how long anything took.
+ser2net stands between a rack's units and its hosts; the last test puts the real ser2net there and
+restarts it. Every assertion is on outcomes, never on how long anything took.
 """
 import json
 import os
@@ -12,6 +12,7 @@ import socket
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -137,6 +138,38 @@ def statuses(path: Path) -> dict[str, str]:
     return {s["name"]: s["status"] for s in doc["scenarios"]}
 
 
+class OutageInRaceTwo:
+    """Called with each command a run sends: at the second race's paddle press, stop() the server,
+    and start() it again a second later."""
+
+    def __init__(self, stop, start):
+        self.stop, self.start = stop, start
+        self.presses = 0
+        self.restarted = threading.Event()
+
+    def __call__(self, frame) -> None:
+        m = frame.msg
+        if m.NAME == "INJECT" and m.input == PADDLE_A:
+            self.presses += 1
+            if self.presses == 2:
+                self.stop()
+                threading.Timer(1.0, self._restart).start()
+
+    def _restart(self) -> None:
+        self.start()
+        self.restarted.set()
+
+
+def quick_races(tmp_path: Path) -> Path:
+    path = tmp_path / "scenarios" / "quick.yaml"
+    path.parent.mkdir()
+    path.write_text("".join(QUICK_RACE.format(n=n) for n in range(1, 5)))
+    return path
+
+
+RACE_TWO_CUT = {"quick race 1": "pass", "quick race 2": "link-error", "quick race 3": "pass", "quick race 4": "pass"}
+
+
 def test_a_run_killed_mid_race_leaves_the_unit_clean_for_the_next_run(emulator_process, tmp_path):
     """SIGKILL gives the run no chance to tidy up: the unit keeps the race's stimulus 8 s ahead,
     and RESET new_game keeps it too (SPEC 4.9). The next run brings the unit clean at its start."""
@@ -172,32 +205,91 @@ def test_a_server_restarted_mid_run_costs_the_race_it_cut_and_the_run_goes_on(em
     comes back on the same port a second later: that race is a link error naming the cause, the
     run waits out the outage (saying so) and the later scenarios pass."""
     _proc, (unit_url,) = emulator_process("showdown", "--tcp", "127.0.0.1:0")
-    path = tmp_path / "scenarios" / "quick.yaml"
-    path.parent.mkdir()
-    path.write_text("".join(QUICK_RACE.format(n=n) for n in range(1, 5)))
-    presses = []
-    restarted = threading.Event()
-
-    def restart_the_server_in_race_two(frame) -> None:
-        m = frame.msg
-        if m.NAME == "INJECT" and m.input == PADDLE_A:
-            presses.append(m)
-            if len(presses) == 2:
-                relay.stop()
-                threading.Timer(1.0, lambda: (relay.start(), restarted.set())).start()
-
-    relay = Relay(address(unit_url), restart_the_server_in_race_two)
+    path = quick_races(tmp_path)
+    outage = OutageInRaceTwo(lambda: relay.stop(), lambda: relay.start())
+    relay = Relay(address(unit_url), outage)
     result = tmp_path / "r.json"
     try:
         run = unohil("run", str(path), "--device", relay.url, "--json", str(result), "--outage-budget", "20s")
         out, _ = run.communicate(timeout=120)
     finally:
         relay.stop()
-    print(out)
-    assert statuses(result) == {"quick race 1": "pass", "quick race 2": "link-error", "quick race 3": "pass",
-                                "quick race 4": "pass"}, out
+    assert statuses(result) == RACE_TWO_CUT, out
     doc = json.loads(result.read_text())
     error = next(s for s in doc["scenarios"] if s["name"] == "quick race 2")["results"][0]["error"]
     assert "connection refused" in error.lower(), error
     assert "connection refused" in out.lower() and "outage budget" in out, out
-    assert restarted.is_set() and run.returncode == 1, out
+    assert outage.restarted.is_set() and run.returncode == 1, out
+
+
+class Watched:
+    """A link that calls on_command(frame) for each command it writes, after writing it."""
+
+    def __init__(self, inner, on_command):
+        self._inner = inner
+        self._on_command = on_command
+        self.url, self.virtual = inner.url, inner.virtual
+
+    def write(self, data: bytes) -> None:
+        self._inner.write(data)
+        for f in StreamDecoder().feed(data):
+            self._on_command(f)
+
+    def __getattr__(self, name):
+        return getattr(self._inner, name)
+
+
+def test_ser2net_restarted_mid_run_costs_the_race_it_cut_and_the_run_goes_on(tmp_path, monkeypatch):
+    """The same through Debian's ser2net in front of an emulator on a pty: ser2net is stopped in
+    the second scenario's race and started again on its port a second later. The run is in this
+    process, its link watched where the driver opens it, to know when the race is under way."""
+    test_ser2net = pytest.importorskip("test_ser2net")      # skips itself when ser2net is not installed
+    from harness import Driver
+    from harness.cli import main
+    from harness.links import open_link
+
+    emu = subprocess.Popen([sys.executable, "-m", "emulator", "showdown", "--pty", "--clock", "virtual"],
+                           cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    pty = emu.stdout.readline().strip()
+    (port,) = test_ser2net._free_ports(1)
+    cfg = tmp_path / "ser2net.yaml"
+    cfg.write_text(test_ser2net.ser2net_config([pty], test_ser2net._free_ports(1), [port]))
+    servers: list[subprocess.Popen] = []
+
+    def start_ser2net() -> None:
+        servers.append(subprocess.Popen([test_ser2net.SER2NET, "-n", "-d", "-c", str(cfg), "-P",
+                                         str(tmp_path / f"ser2net{len(servers)}.pid")],
+                                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+
+    def stop_ser2net() -> None:
+        servers[-1].kill()
+        servers[-1].wait()
+    outage = OutageInRaceTwo(stop_ser2net, start_ser2net)
+    url = f"socket://127.0.0.1:{port}"
+    real_open = Driver.open
+    monkeypatch.setattr(Driver, "open", lambda u, **kw: real_open(
+        u, opener=lambda v: Watched(open_link(v), outage), **kw))
+    path = quick_races(tmp_path)
+    result = tmp_path / "r.json"
+    try:
+        start_ser2net()
+        _wait_listening(port)
+        rc = main(["run", str(path), "--device", url, "-q", "--json", str(result), "--outage-budget", "20s"])
+        outage.restarted.wait(10)
+    finally:
+        for p in servers + [emu]:
+            p.terminate()
+            p.wait(10)
+    assert outage.restarted.is_set() and statuses(result) == RACE_TWO_CUT and rc == 1
+
+
+def _wait_listening(port: int) -> None:
+    deadline = time.monotonic() + 10
+    while True:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+            return
+        except OSError:
+            if time.monotonic() > deadline:
+                raise RuntimeError("ser2net did not start listening") from None
+            time.sleep(0.05)

@@ -81,11 +81,13 @@ class Runner:
                         break
                     # A host stall kept a stimulus from the unit in time: nothing was judged, so the race
                     # runs again rather than counting against anyone; why each earlier try ended is kept.
-                    self._recover()
+                    self._recover(race)
+                    if self.d.link_down is not None:
+                        break           # the link went: the late try stays a link error, saying why
                     before = race.reruns + [race.late]
                     race = self._race_guarded(sc, env)
                     race.reruns = before
-                if race.status in (Outcome.RESET, Outcome.LINK_ERROR):
+                if race.status in (Outcome.RESET, Outcome.LINK_ERROR) and self.d.link_down is None:
                     self._recover(race)
             res.races.append(race)
             if self.progress is not None:
