@@ -12,7 +12,6 @@ import socket
 import subprocess
 import sys
 import threading
-import time
 from pathlib import Path
 
 import pytest
@@ -273,7 +272,7 @@ def test_ser2net_restarted_mid_run_costs_the_race_it_cut_and_the_run_goes_on(tmp
     result = tmp_path / "r.json"
     try:
         start_ser2net()
-        _wait_listening(port)
+        test_ser2net.wait_listening([port])
         rc = main(["run", str(path), "--device", url, "-q", "--json", str(result), "--outage-budget", "20s"])
         outage.restarted.wait(10)
     finally:
@@ -282,14 +281,3 @@ def test_ser2net_restarted_mid_run_costs_the_race_it_cut_and_the_run_goes_on(tmp
             p.wait(10)
     assert outage.restarted.is_set() and statuses(result) == RACE_TWO_CUT and rc == 1
 
-
-def _wait_listening(port: int) -> None:
-    deadline = time.monotonic() + 10
-    while True:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-            return
-        except OSError:
-            if time.monotonic() > deadline:
-                raise RuntimeError("ser2net did not start listening") from None
-            time.sleep(0.05)
