@@ -16,10 +16,10 @@ from harness.report.results_json import results_json, write_json
 from harness.run.parallel import Rack, Workers
 from harness.run.results import ScenarioResult
 from harness.run.runner import Runner
-from harness.session.outage import DEFAULT_BUDGET_US, Outage, parse_budget
 from harness.scenarios.library import library_paths
 from harness.scenarios.load import load_paths
 from harness.scenarios.selection import matcher
+from harness.session.outage import DEFAULT_BUDGET_US, Outage, parse_budget
 
 def add_parser(sub) -> None:
     p = sub.add_parser("run", help="run scenarios")
