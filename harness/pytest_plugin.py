@@ -22,6 +22,7 @@ from harness.run.results import ScenarioResult, failure_lines
 from harness.run.runner import Runner
 from harness.scenarios.load import load_file, loads
 from harness.scenarios.units import TAGS, UNITS
+from harness.session.outage import DEFAULT_BUDGET_US, Outage, parse_budget
 from harness.session.prepare import prepare
 
 
@@ -37,6 +38,9 @@ def pytest_addoption(parser):
     group.addoption("--hil-wait", type=float, default=0.0, metavar="SECONDS",
                     help="how long a worker waits for a free device of the pool (default 0: fail at once)")
     group.addoption("--hil-host-timed", action="store_true", help="press with host timing even with test mode")
+    group.addoption("--hil-outage-budget", type=parse_budget, default=DEFAULT_BUDGET_US, metavar="TIME",
+                    help="how long a lost link is waited for before the races after it become link errors "
+                         "(30s, 500ms, 2min; default 30s)")
     parser.addini("hil_pattern", "glob of scenario files, matched against the path", default="*scenarios/*.yaml")
 
 
@@ -104,7 +108,8 @@ class ScenarioItem(pytest.Item):
     def runtest(self):
         pool: DevicePool = self.config._unohil_pool
         driver = pool.get(self.scenario.unit)
-        runner = Runner(driver, host_timed=self.config.getoption("--hil-host-timed"))
+        runner = Runner(driver, host_timed=self.config.getoption("--hil-host-timed"),
+                        outage=Outage(self.config.getoption("--hil-outage-budget")))
         res = runner.run(self.scenario)
         self.user_properties.append(("device", res.device))
         for key, stats in res.latency_summary().items():

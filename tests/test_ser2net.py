@@ -49,6 +49,20 @@ def ser2net_config(ptys, rfc_ports, raw_ports) -> str:
     return "\n".join(out)
 
 
+def wait_listening(ports) -> None:
+    """Until ser2net accepts connections on every port (10 s at most)."""
+    deadline = time.monotonic() + 10
+    for port in ports:
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+                break
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise RuntimeError("ser2net did not start listening") from None
+                time.sleep(0.05)
+
+
 @pytest.fixture(scope="module")
 def rack(tmp_path_factory, request):
     tmp = tmp_path_factory.mktemp("ser2net")
@@ -61,16 +75,7 @@ def rack(tmp_path_factory, request):
     cfg.write_text(ser2net_config(ptys, rfc_ports, raw_ports))
     s2n = subprocess.Popen([SER2NET, "-n", "-d", "-c", str(cfg), "-P", str(tmp / "ser2net.pid")],
                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + 10
-    for port in rfc_ports + raw_ports:
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-                break
-            except OSError:
-                if time.monotonic() > deadline:
-                    raise RuntimeError("ser2net did not start listening")
-                time.sleep(0.05)
+    wait_listening(rfc_ports + raw_ports)
     yield {"rfc2217": [f"rfc2217://127.0.0.1:{p}?ign_set_control" for p in rfc_ports],
            "socket": [f"socket://127.0.0.1:{p}" for p in raw_ports]}
     for p in (s2n, emu):

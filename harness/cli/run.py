@@ -23,6 +23,7 @@ from harness.scenarios.library import library_paths
 from harness.scenarios.load import load_paths
 from harness.scenarios.selection import matcher
 from harness.session.driver import Driver
+from harness.session.outage import DEFAULT_BUDGET_US, Outage, parse_budget
 
 def add_parser(sub) -> None:
     p = sub.add_parser("run", help="run scenarios")
@@ -35,8 +36,19 @@ def add_parser(sub) -> None:
     p.add_argument("-k", metavar="EXPR", help="only scenarios whose name/file/tags match (and, or, not)")
     p.add_argument("--host-timed", action="store_true",
                    help="press with host timing (INPUT) even if the device has test mode")
+    p.add_argument("--outage-budget", metavar="TIME", type=_budget, default=DEFAULT_BUDGET_US,
+                   help="how long a lost link is waited for (tried again with growing waits) before the races "
+                        f"after it become link errors, e.g. 30s, 500ms, 2min (default {DEFAULT_BUDGET_US // 10**6}s)")
     p.add_argument("-q", "--quiet", action="store_true")
     p.set_defaults(func=main)
+
+
+def _budget(text: str) -> int:
+    import argparse
+    try:
+        return parse_budget(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def main(args) -> int:
@@ -121,7 +133,9 @@ class _Run:
                       console=self.console, transient=True,
                       disable=self.args.quiet or not self.console.is_terminal) as progress:
             task = progress.add_task("races", total=total_races)
-            runners = {kind: [Runner(d, host_timed=self.args.host_timed, stop=self.stop.reason,
+            outage = Outage(self.args.outage_budget,
+                            say=lambda text: self.console.print(text, markup=False, highlight=False))
+            runners = {kind: [Runner(d, host_timed=self.args.host_timed, stop=self.stop.reason, outage=outage,
                                      progress=lambda _sc, _i: progress.advance(task)) for d in ds]
                        for kind, ds in by_kind.items()}
 

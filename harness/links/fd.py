@@ -107,6 +107,8 @@ class FdLink:
         except OSError as exc:
             if exc.errno == errno.EIO:   # pty whose other side went away
                 raise LinkClosed(f"{self.url}: the device went away (EIO)") from None
+            if exc.errno in (errno.ECONNRESET, errno.ENOTCONN):     # a server or unit that went away
+                raise LinkClosed(f"{self.url}: the connection was lost: {exc.strerror}") from None
             raise LinkError(f"{self.url}: read failed: {exc}") from None
         host_us = time.monotonic_ns() // 1000
         if not data:

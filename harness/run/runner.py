@@ -26,6 +26,7 @@ from harness.scenarios import expr, roles as rl
 from harness.scenarios.model import Scenario, Step
 from harness.scenarios.units import UNITS
 from harness.session.driver import Driver
+from harness.session.outage import Outage
 from harness.session.prepare import prepare
 
 log = logging.getLogger("unohil.run")
@@ -56,11 +57,12 @@ class Runner:
 
     def __init__(self, driver: Driver, *, host_timed: bool = False,
                  progress: Callable[[Scenario, int], None] | None = None,
-                 stop: Callable[[], str | None] | None = None):
+                 stop: Callable[[], str | None] | None = None, outage: Outage | None = None):
         self.d = driver
         self.host_timed = host_timed or not driver.has_cap("test_mode")
         self.progress = progress
         self.stop = stop        # between races: why to stop now (a signal), or None to go on
+        self.outage = outage if outage is not None else Outage()
 
     # ---- scenario level ----
 
@@ -75,16 +77,25 @@ class Runner:
             return res
         log.info("%s: scenario %r (%s:%d), %d race(s)", self.d.name, sc.name, sc.file, sc.line, len(sc.races))
         for env in sc.races:
-            race = self._race_guarded(sc, env)
-            for _ in range(LATE_RERUNS):
-                if race.late is None:
-                    break
-                # A host stall kept a stimulus from the unit in time: nothing was judged, so the race
-                # runs again rather than counting against anyone; why each earlier try ended is kept.
-                self._recover()
-                before = race.reruns + [race.late]
+            if self.d.link_down is not None:
+                self._recover()         # once per race while the link stays down, without waiting
+            if self.d.link_down is not None:
+                race = RaceResult(env["race"], env, status=Outcome.LINK_ERROR, error=f"not run: {self.d.link_down}")
+            else:
                 race = self._race_guarded(sc, env)
-                race.reruns = before
+                for _ in range(LATE_RERUNS):
+                    if race.late is None:
+                        break
+                    # A host stall kept a stimulus from the unit in time: nothing was judged, so the race
+                    # runs again rather than counting against anyone; why each earlier try ended is kept.
+                    self._recover(race)
+                    if self.d.link_down is not None:
+                        break           # the link went: the late try stays a link error, saying why
+                    before = race.reruns + [race.late]
+                    race = self._race_guarded(sc, env)
+                    race.reruns = before
+                if race.status in (Outcome.RESET, Outcome.LINK_ERROR) and self.d.link_down is None:
+                    self._recover(race)
             res.races.append(race)
             # INFO whatever the outcome: a failed race is a result, not a fault of the harness
             log.info("%s: %r race %d: %s%s",
@@ -92,8 +103,6 @@ class Runner:
                     "".join(f"\n  {x}" for x in ([race.error] if race.error else []) + race.failures))
             if self.progress is not None:
                 self.progress(sc, race.index)
-            if race.status in (Outcome.RESET, Outcome.LINK_ERROR):
-                self._recover()
             why = self.stop() if self.stop is not None and len(res.races) < len(sc.races) else None
             if why is not None:
                 res.status, res.error = worst([Outcome.INTERRUPTED] + [r.status for r in res.races]), why
@@ -126,12 +135,24 @@ class Runner:
                     "presses cannot promise"), True
         return None
 
-    def _recover(self) -> None:
-        """After a reset or link error: reconnect so the next race runs on a known unit."""
+    def _recover(self, race: RaceResult | None = None) -> None:
+        """After a reset or a link error: a new session, so the next race runs on a known unit.
+
+        A link that is gone is waited for, as long as the outage budget lasts, and what the outage
+        was (its cause, how long) is added to the error of the race it cut. Once a budget is spent
+        the link is tried once per race, each a link error saying why, until it is back."""
+        d = self.d
         try:
-            self.d.reconnect()
-        except HarnessError:
-            pass
+            if d.link_down is None:
+                _, what = self.outage.ride_out(d.reconnect)
+            else:
+                d.reconnect()
+                what = "the link was back"
+            d.link_down = None
+        except HarnessError as exc:
+            d.link_down = what = str(exc)
+        if race is not None and what:
+            race.error = f"{race.error}; {what}" if race.error else what
 
     def _race_guarded(self, sc: Scenario, env: dict) -> RaceResult:
         race = RaceResult(env["race"], env)

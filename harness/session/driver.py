@@ -30,6 +30,7 @@ ERROR_NAMES = {v: k for k, v in cat.ENUM_VALUES["error"].items()}
 ACTION = cat.ENUM_VALUES["action"]
 IDEMPOTENT = {"HELLO", "TIME_SYNC", "CONFIG_GET", "CONFIG_SET", "STATUS_GET", "EVENT_RESEND", "INJECT_CANCEL"}
 _U16 = 0x10000
+_BAD_CRC = cat.ENUM_VALUES["error"]["bad_crc"]
 
 
 def input_id(kind: str, name: str | int) -> int:
@@ -62,9 +63,15 @@ SURVIVE_REBOOT = frozenset({"HELLO", "STATUS_GET"})
 
 
 class Driver:
+    #: How long a session's start may take, a reboot during it (which starts it again) and
+    #: TIME_SYNC exchanges lost on the way included.
+    HANDSHAKE_BUDGET_US = 15_000_000
+
     def __init__(self, link: Link, *, name: str | None = None, trace=None,
-                 command_timeout_us: int = 1_000_000, history: int = 20_000):
+                 command_timeout_us: int = 1_000_000, history: int = 20_000,
+                 opener: Callable[[str], Link] = open_link):
         self.link = link
+        self.opener = opener            # opens the URL again after the other end hung up
         self.url = link.url
         self.name = name or link.url
         self.trace = trace
@@ -86,11 +93,13 @@ class Driver:
         self._stray: deque[tuple[int, str, int]] = deque(maxlen=8)  # (count, name, cmd_seq) of replies
         self._strays = 0                                            # naming no command we sent
         self._crc_swapped = 0           # frames whose CRC was right but byte-swapped
+        self._bad_crc_naks = 0          # unattributed NAKs bad_crc: a frame of ours arrived damaged
         self.caps = 0
         self.last_reply_dev_us = 0
         self.config_cache: dict[str, int] = {}     # what this session last set; cleared by HELLO
         self._injected: list[int] = []             # times of accepted stimuli not known to have run
         self.dirty = False      # a race was cut short: the unit may hold its stimuli (and held buttons)
+        self.link_down: str | None = None   # why the link is gone, once an outage budget was spent on it
         # Where the unit's switches are (switch -> position), as the host last put them; None: not known
         # (a new session, or a switch input sent since). RESET new_game keeps them (LA-7, FL-17).
         self.switch_positions: dict[str, str] | None = None
@@ -98,18 +107,18 @@ class Driver:
     # ---- opening ----
 
     @classmethod
-    def open(cls, url: str, *, kind: str | None = None, trace_dir=None, sync: bool = True, **kw) -> "Driver":
-        """Open the URL, say HELLO, check the answer; close everything again on any failure."""
-        link = open_link(url)
+    def open(cls, url: str, *, kind: str | None = None, trace_dir=None, sync: bool = True,
+             opener: Callable[[str], Link] = open_link, **kw) -> "Driver":
+        """Open the URL and start a session (handshake: HELLO checked, the unit brought clean, the
+        clock synchronised); close everything again on any failure."""
+        link = opener(url)
         trace = None
         try:
             if trace_dir is not None:
                 from harness.session.trace import TraceWriter
                 trace = TraceWriter(trace_dir, url.replace("://", "_").replace("/", "_"))
-            drv = cls(link, trace=trace, **kw)
-            drv.hello(expect_kind=kind)
-            if sync:
-                drv.sync_clock()
+            drv = cls(link, trace=trace, opener=opener, **kw)
+            drv.handshake(expect_kind=kind, sync=sync)
             return drv
         except BaseException:
             link.close()
@@ -118,11 +127,25 @@ class Driver:
             raise
 
     def close(self) -> None:
+        """Leave the unit clean (its pending stimuli cancelled, a new game), then close the link."""
         try:
-            self.link.close()
+            self._leave_clean()
         finally:
-            if self.trace is not None:
-                self.trace.close()
+            try:
+                self.link.close()
+            finally:
+                if self.trace is not None:
+                    self.trace.close()
+
+    def _leave_clean(self) -> None:
+        if self.identity is None or self._reset is not None or getattr(self.link, "closed", False):
+            return      # no session, or a rebooted unit (which dropped its stimuli itself)
+        try:
+            if self.has_cap("test_mode"):
+                self.cancel_injections(retries=0)       # closing: one try, a dead unit costs one timeout
+            self.reset("new_game")
+        except (LinkError, Nak):
+            pass        # a unit that does not answer now is brought clean when the next session starts
 
     def __repr__(self) -> str:
         ident = self.identity
@@ -233,6 +256,8 @@ class Driver:
         m = frame.msg
         if m.cmd_seq == 0xFFFF:
             self.health.naks_unattributed += 1
+            if m.NAME == "NAK" and m.error == _BAD_CRC:
+                self._bad_crc_naks += 1
             return
         p = self._pending.get(m.cmd_seq)
         if p is None or p.reply is not None:
@@ -309,6 +334,10 @@ class Driver:
         tries = (2 if msg.NAME in IDEMPOTENT else 0) if retries is None else retries
         crc_errors, strays = self.health.crc_errors, self._strays
         void = msg.NAME not in SURVIVE_REBOOT
+        # A command that may be sent again is, as soon as the unit says a frame reached it damaged
+        # (SPEC 2.6): most likely this one, whose reply would never come. INJECT is not resent
+        # blindly, but its caller asks STATUS whether it was taken at once rather than after the timeout.
+        early = tries > 0 or msg.NAME == "INJECT"
         while True:
             if self._reset is not None and void:
                 # Not sent at all: the rebooted unit would act on it in its new boot (an INJECT
@@ -317,6 +346,7 @@ class Driver:
             seq = self._send(msg)
             p = self._pending[seq] = _Pending(msg.NAME)
             deadline = self.link.now_us() + timeout
+            damaged = self._bad_crc_naks
             while p.reply is None:
                 if self._reset is not None and void:
                     self._pending.pop(seq, None)
@@ -324,11 +354,15 @@ class Driver:
                 self._check_recovery()
                 if not self._pump(deadline) and self.link.now_us() >= deadline:
                     break
+                if early and self._bad_crc_naks != damaged and p.reply is None:
+                    break
             self._pending.pop(seq, None)
             if p.reply is not None:
                 break
             if tries <= 0:
-                raise CommandTimeout(f"{self.url}: no reply to {msg.NAME} (seq {seq}) within {timeout} us"
+                waited = (f"within {timeout} us" if self._bad_crc_naks == damaged else
+                          "(the unit answered a damaged frame with NAK bad_crc instead)")
+                raise CommandTimeout(f"{self.url}: no reply to {msg.NAME} (seq {seq}) {waited}"
                                      + self._why_no_reply(msg.NAME, crc_errors, strays))
             tries -= 1
             self.health.retries += 1
@@ -402,17 +436,50 @@ class Driver:
         self.inbox.clear()
         return ident
 
-    def reconnect(self, expect_kind: str | None = None):
-        """Say HELLO again (reopening the link if it closed) after a reset or a disconnect."""
+    def handshake(self, expect_kind: str | None = None, *, clean: bool = True, sync: bool = True):
+        """Start a session: HELLO (checked), the unit brought clean (whatever an earlier session left
+        on it), the clock synchronised. A reboot on the way starts it again, within
+        HANDSHAKE_BUDGET_US. Returns the IDENTITY."""
+        deadline = self.link.now_us() + self.HANDSHAKE_BUDGET_US
+        while True:
+            try:
+                ident = self.hello(expect_kind=expect_kind)
+                if clean:
+                    self.bring_clean()
+                if sync:
+                    self.sync_clock(deadline_us=deadline)
+                return ident
+            except DeviceReset:
+                if self.link.now_us() >= deadline:
+                    raise
+                self._note("the unit rebooted during the handshake: starting it again")
+                self.unwrap.reset()
+                self._pending.clear()
+
+    def bring_clean(self) -> int:
+        """Drop what an earlier session may have left on the unit: a process killed mid-race leaves
+        its stimuli pending, and RESET new_game keeps them (SPEC 4.9). Cancels them (STATUS says how
+        many there are), then a new game, whose events are received here. Returns how many stimuli
+        were dropped."""
+        dropped = 0
+        if self.has_cap("test_mode") and self.status().pending_injects:
+            dropped = self.cancel_injections()
+            self._note(f"{dropped} stimuli left pending by an earlier session: cancelled")
+        self.reset("new_game", retries=2)       # a second new game (the first ACK lost) is harmless here
+        self.confirm_events()
+        return dropped
+
+    def reconnect(self, expect_kind: str | None = None, clean: bool = True):
+        """Start a session again (reopening the link if it closed) after a reset or a disconnect."""
         for attempt in (0, 1):
             if getattr(self.link, "closed", False):
-                self.link = open_link(self.url)
+                self.link = self.opener(self.url)
                 self.decoder = StreamDecoder()
                 self._rx_seq = None
             self.unwrap.reset()
             self._pending.clear()
             try:
-                return self.hello(expect_kind=expect_kind or self.kind)
+                return self.handshake(expect_kind=expect_kind or self.kind, clean=clean, sync=False)
             except LinkClosed:
                 if attempt:
                     raise
@@ -428,7 +495,7 @@ class Driver:
             self.reset("reboot", retries=2)     # a second reboot (the first ACK lost) is harmless
         except DeviceReset:
             pass
-        ident = self.reconnect()
+        ident = self.reconnect(clean=False)     # a unit at power-on is clean
         self.health.resets = resets
         self.dirty = False
         return ident
@@ -563,36 +630,50 @@ class Driver:
                 return False
             self._pump(self._resend_deadline(deadline))
 
-    def cancel_injections(self) -> int:
-        n = self.command(M.INJECT_CANCEL()).msg.value
+    def cancel_injections(self, retries: int | None = None) -> int:
+        n = self.command(M.INJECT_CANCEL(), retries=retries).msg.value
         self._injected.clear()
         return n
 
     # ---- time ----
 
-    def sync_clock(self, exchanges: int = 8) -> ClockEstimate:
-        if not self.has_cap("time_sync"):
-            return self._sync_from_replies(exchanges)
-        for _ in range(exchanges):
-            t1 = self.link.now_us()
-            reply = self.command(M.TIME_SYNC(t1_host_us=t1))
-            m = reply.msg
-            if m.t1_host_us != t1:
-                continue
-            t3 = reply.dev_us
-            t2 = t3 - devtime.diff(m.t3_us, m.t2_us)
-            self.clock.add(SyncSample(t1, t2, t3, reply.host_us))
+    def sync_clock(self, exchanges: int = 8, deadline_us: int | None = None) -> ClockEstimate:
+        """Add `exchanges` samples to the clock mapping. An exchange that gets no answer (its retries
+        spent) is skipped and the good samples kept: only a deadline (HANDSHAKE_BUDGET_US from now
+        by default) that passes without a single good sample is an error."""
+        if deadline_us is None:
+            deadline_us = self.link.now_us() + self.HANDSHAKE_BUDGET_US
+        exchange = self._sync_exchange if self.has_cap("time_sync") else self._status_exchange
+        done = 0
+        while done < exchanges:
+            try:
+                exchange()
+                done += 1
+            except CommandTimeout:
+                if self.link.now_us() < deadline_us:
+                    continue
+                if self.clock.estimate is None:
+                    raise
+                break
         return self.clock.estimate
 
-    def _sync_from_replies(self, exchanges: int) -> ClockEstimate:
+    def _sync_exchange(self) -> None:
+        t1 = self.link.now_us()
+        reply = self.command(M.TIME_SYNC(t1_host_us=t1))
+        m = reply.msg
+        if m.t1_host_us != t1:
+            return      # the answer to another exchange (a duplicate, a retry's): not a sample
+        t3 = reply.dev_us
+        t2 = t3 - devtime.diff(m.t3_us, m.t2_us)
+        self.clock.add(SyncSample(t1, t2, t3, reply.host_us))
+
+    def _status_exchange(self) -> None:
         """For a unit without TIME_SYNC (an optional capability): a reply's header time is a device
         time between its command's arrival and the reply's departure (SPEC 3), so STATUS_GET round
         trips bound the offset as TIME_SYNC's do, with the unit's turnaround inside the round trip."""
-        for _ in range(exchanges):
-            t1 = self.link.now_us()
-            reply = self.command(M.STATUS_GET())
-            self.clock.add(SyncSample(t1, reply.dev_us, reply.dev_us, reply.host_us))
-        return self.clock.estimate
+        t1 = self.link.now_us()
+        reply = self.command(M.STATUS_GET())
+        self.clock.add(SyncSample(t1, reply.dev_us, reply.dev_us, reply.host_us))
 
     def dev_to_host(self, dev_us: int) -> float:
         if self.clock.estimate is None:
