@@ -4,12 +4,11 @@ from __future__ import annotations
 import time
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from harness.cli.exit import Exit
 from harness.errors import UsageError
 from harness.outcome import Outcome, tally
-from harness.report.console import health_line, print_budgets, print_failures, scenario_table
+from harness.report.console import FORMATS, PROGRESS_EVERY_S, LiveReport, choose_format, print_summary
 from harness.report.files import check_writable, write_atomic
 from harness.report.junit import junit_xml
 from harness.report.results_json import results_json, write_json
@@ -31,12 +30,25 @@ def add_parser(sub) -> None:
     p.add_argument("-k", metavar="EXPR", help="only scenarios whose name/file/tags match (and, or, not)")
     p.add_argument("--host-timed", action="store_true",
                    help="press with host timing (INPUT) even if the device has test mode")
-    p.add_argument("-q", "--quiet", action="store_true")
+    p.add_argument("-q", "--quiet", action="store_true",
+                   help="no results table or per-scenario lines: only the link health, the failures and the totals")
+    _add_format_arguments(p)
     p.set_defaults(func=main)
+
+
+def _add_format_arguments(p) -> None:
+    p.add_argument("--format", choices=FORMATS, default="auto",
+                   help="rich: a progress bar, then a results table; lines: one line per scenario as it finishes "
+                        "and a progress line at a steady pace (for CI logs and pipes); auto (default): rich on a "
+                        "terminal, lines anywhere else")
+    p.add_argument("--progress-every", type=float, default=PROGRESS_EVERY_S, metavar="SECONDS",
+                   help=f"lines format: a progress line at least this often (default {PROGRESS_EVERY_S:g}; "
+                        "0: after every race)")
 
 
 def main(args) -> int:
     console = Console(highlight=False)
+    fmt = choose_format(args.format, console)
     started = time.time()
     if args.json:
         check_writable(args.json, "--json")
@@ -58,18 +70,12 @@ def main(args) -> int:
         raise UsageError(f"{have}: none of the selected scenarios runs on it (they need "
                          f"{' or '.join(sorted({s.unit for s in scenarios}))})")
     try:
-        results = _run(console, args, scenarios, by_kind)
+        results = _run(console, fmt, args, scenarios, by_kind)
     finally:
         health, devices = rack.health(), rack.describe()
         rack.close()
-    if not args.quiet:
-        console.print(scenario_table(results))
-    console.print(health_line(health))          # every run says what the link did, -q or not
-    print_failures(console, results)
-    print_budgets(console, results)
+    print_summary(console, fmt, results, health, quiet=args.quiet, seconds=time.time() - started)
     counts = tally(r.status for r in results)
-    console.print(f"{counts['passed']} passed, {counts['failed']} failed, {counts['skipped']} skipped; "
-                  f"{sum(len(r.races) for r in results)} races in {time.time() - started:.2f} s")
     if args.json:
         write_json(args.json, results_json(results, health, devices, started))
     if args.junit:
@@ -79,20 +85,23 @@ def main(args) -> int:
     return Exit.FAILED if counts["failed"] else Exit.OK
 
 
-def _run(console: Console, args, scenarios, by_kind) -> list[ScenarioResult]:
-    total_races = sum(len(s.races) for s in scenarios)
-    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                  console=console, transient=True, disable=args.quiet or not console.is_terminal) as progress:
-        task = progress.add_task("races", total=total_races)
-        runners = {kind: [Runner(d, host_timed=args.host_timed, progress=lambda _sc, _i: progress.advance(task))
-                          for d in ds] for kind, ds in by_kind.items()}
+def _run(console: Console, fmt: str, args, scenarios, by_kind) -> list[ScenarioResult]:
+    live = LiveReport(console, fmt, races=sum(len(s.races) for s in scenarios), scenarios=len(scenarios),
+                      quiet=args.quiet, every_s=args.progress_every)
+    with live:
+        runners = {kind: [Runner(d, host_timed=args.host_timed, progress=live.race_done) for d in ds]
+                   for kind, ds in by_kind.items()}
+
+        def shown(res: ScenarioResult) -> ScenarioResult:
+            live.scenario_done(res)
+            return res
 
         def work(runner: Runner, sc) -> ScenarioResult:
-            progress.update(task, description=sc.name[:40])
-            return runner.run(sc)
+            live.scenario_started(sc)
+            return shown(runner.run(sc))
 
         results: list[ScenarioResult] = Workers(runners, lambda sc: sc.unit, lambda r: r.d.url).run(
             scenarios, work,
-            lambda sc: ScenarioResult(sc, "-", status=Outcome.SKIP, error=f"no {sc.unit} device given"),
-            lambda sc, exc: ScenarioResult(sc, "-", status=Outcome.ERROR, error=f"{type(exc).__name__}: {exc}"))
+            lambda sc: shown(ScenarioResult(sc, "-", status=Outcome.SKIP, error=f"no {sc.unit} device given")),
+            lambda sc, exc: shown(ScenarioResult(sc, "-", status=Outcome.ERROR, error=f"{type(exc).__name__}: {exc}")))
         return results
