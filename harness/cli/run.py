@@ -21,7 +21,8 @@ from harness.scenarios.selection import matcher
 
 def add_parser(sub) -> None:
     p = sub.add_parser("run", help="run scenarios")
-    p.add_argument("paths", nargs="*", help="scenario files or directories (default: the scenario library, fixtures/scenarios)")
+    p.add_argument("paths", nargs="*", metavar="PATH",
+                   help="scenario files or directories (default: the scenario library, fixtures/scenarios)")
     p.add_argument("--device", action="append", metavar="URL",
                    help="device URL (repeatable); default: the built-in emulator on the virtual clock")
     p.add_argument("--json", metavar="FILE", help="write machine-readable results")

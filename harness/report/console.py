@@ -108,12 +108,9 @@ NAME_MIN = 16       # the one column that wraps (scenario names) narrows down to
 def print_table(console: Console, table: Table) -> None:
     """The table at the console's width, or wider when that would cut a cell: numbers are never
     broken across lines (a file or pipe gets 80 columns by default, which a results table overflows).
-    Only the first column wraps, so the width needed is the natural one less what it can give up."""
-    natural = Measurement.get(console, console.options.update_width(10_000), table).maximum
-    first = table.columns[0]
-    longest = max((Text.from_markup(c).cell_len if isinstance(c, str) else c.cell_len for c in first._cells),
-                  default=0)
-    need = natural - max(0, longest - NAME_MIN)
+    The tables here let one column wrap (at words) and keep every other cell whole, so the width
+    they need is their measured minimum."""
+    need = Measurement.get(console, console.options.update_width(10_000), table).minimum
     if need <= console.width:
         console.print(table)
         return
@@ -267,10 +264,10 @@ def coverage_table(report) -> Table:
     style = {coverage.PASSED: "green", coverage.FAILED: "red", coverage.UNCHECKED: "yellow",
              coverage.NOT_COVERED: "bold yellow", coverage.NA: "dim"}
     t = Table(title="coverage by SPEC section and decision", header_style="bold")
-    t.add_column("SPEC", no_wrap=True, max_width=34, overflow="ellipsis")
-    t.add_column("checks", justify="right")
-    t.add_column("scenarios", justify="right")
-    t.add_column("result", overflow="fold", min_width=20, ratio=1)
+    t.add_column("SPEC", no_wrap=True, max_width=34, overflow="ellipsis")     # a label: its id and the start
+    t.add_column("checks", justify="right", no_wrap=True)
+    t.add_column("scenarios", justify="right", no_wrap=True)
+    t.add_column("result", min_width=20)
     for c in coverage.sections(report, report.kind) + coverage.decisions(report, report.kind):
         text = Text(c.status, style=style[c.status])
         if c.reason and c.status != coverage.PASSED:

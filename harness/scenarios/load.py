@@ -791,7 +791,7 @@ def discover(paths: list[str]) -> list[Path]:
         elif path.is_file():
             out.append(path)
         else:
-            problems.append(Problem(str(p), 1, 1, "", "no such file or directory"))
+            problems.append(Problem.whole_file(str(p), "no such file or directory"))
     if problems:
         raise ScenarioError(problems)
     return out
