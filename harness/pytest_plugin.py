@@ -77,8 +77,10 @@ def pytest_configure(config):
 
 
 def _scenario_globs(config) -> list[str]:
-    """Where scenario files are, as absolute globs: ini entries are from the rootdir, command-line
-    entries from the invocation directory; a path that is no glob means everything under it."""
+    """Where scenario files are, as globs. A path (no glob characters) becomes the absolute glob of
+    the file or of everything under the directory: from the rootdir in the ini, from the invocation
+    directory on the command line. A glob is matched as written against the path from the rootdir
+    (or the absolute path, when it is absolute)."""
     entries = [(config.rootpath, e) for e in config.getini("hil_scenarios")]
     old = config.getini("hil_pattern")
     if old:

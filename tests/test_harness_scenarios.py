@@ -50,7 +50,7 @@ def test_every_problem_in_a_file_is_reported_with_line_and_column():
     text = """\
 name: broken
 unit: showdown
-tags: [fast]
+tags: ["fast one"]
 colour: red
 config: {tie_window_us: 0, turn_short_us: 5}
 steps:
