@@ -64,7 +64,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "e.g. time_sync,config_set")
     parser.add_argument("--faults", metavar="SPEC", default=None,
                         help="a faulty line, e.g. corrupt=1e-3,dropframe=1e-3,delay=50us..2ms,seed=7 "
-                             "(vocabulary: emulator/faults.py)")
+                             "(every fault and what the harness guarantees under it: docs/faults.md)")
     parser.add_argument("--realtime", action="store_true",
                         help="run the serving loop at real-time priority (SCHED_FIFO) when permitted, as a "
                              "microcontroller's timer interrupt would; falls back with a warning")

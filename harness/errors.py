@@ -24,7 +24,15 @@ class Problem:
     message: str
 
     def __str__(self) -> str:
-        return f"{self.file}:{self.line}:{self.col}: {self.key}: {self.message}"
+        """file:line:col: key: message; without line:col for a problem with the whole file (line 0),
+        without the key when it is about no key (a path that does not exist, malformed YAML)."""
+        where = f"{self.file}:{self.line}:{self.col}" if self.line else self.file
+        return f"{where}: {self.key}: {self.message}" if self.key else f"{where}: {self.message}"
+
+    @classmethod
+    def whole_file(cls, file: str, message: str) -> "Problem":
+        """A problem with a path as a whole: it does not exist, it cannot be read."""
+        return cls(file, 0, 0, "", message)
 
 
 class ScenarioError(HarnessError):

@@ -99,3 +99,32 @@ def test_a_race_whose_press_the_device_refused_as_too_late_is_run_again(monkeypa
     assert out["late_stimuli"] == 1
     assert len(out["processing_us"]) == 3
     d.close()
+
+
+def _report(n: int) -> str:
+    import io
+    from rich.console import Console
+    from harness.bench.latency import print_report
+    dist = distribution([1000 + i for i in range(n)])
+    result = {"races": n, "device": "emu", "emission_time": "exact",
+              "units": {"showdown": {"late_stimuli": 0, "outcomes": {"first_press": n},
+                                     "distributions": {"processing_us": dist},
+                                     "ratios": {"processing_us/floor_timer_us": {"p50": 1.0, "p99": 1.0}}}},
+              "distributions": {"floor_timer_us": dist}, "ratios": {}}
+    out = io.StringIO()
+    print_report(result, Console(file=out, width=200))
+    return out.getvalue()
+
+
+def test_bench_shows_a_percentile_only_when_enough_samples_back_it():
+    """pX needs 100 / (100 - X) samples (one beyond it): p90 10, p99 100, p99.9 1000."""
+    row = next(line for line in _report(30).splitlines() if "knowable -> produced" in line)
+    cells = [c.strip() for c in row.split("│")[2:-1]]
+    assert cells == ["30", "1 ms", "1.01 ms", "1.03 ms", "n/a", "n/a", "1.03 ms"]     # n, min, p50, p90, p99, ...
+    text = _report(30)
+    assert "p99 from 100, p99.9 from 1000" in text
+    assert "verdict processing p99" not in text and "p99 1.00x" not in text     # nor in the sentences below
+    full = _report(1000)
+    row = next(line for line in full.splitlines() if "knowable -> produced" in line)
+    assert "n/a" not in row and "n/a:" not in full
+    assert "showdown: verdict processing p99 1.99 ms" in full and "p99.9 2 ms" in full and "p99 1.00x" in full

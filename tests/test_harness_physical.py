@@ -143,7 +143,7 @@ def test_a_flash_timeout_is_waited_for_as_long_as_the_longest_turn_time():
     assert res.status == "fail"
     (failure,) = res.races[0].failures
     assert "no FL_TIMEOUT (anchor of step at line 14" in failure
-    assert "3000000 us (max(turn_short_us, turn_long_us)" in failure and "in state turn" in failure
+    assert "3 s (max(turn_short_us, turn_long_us)" in failure and "in state turn" in failure
     assert elapsed == 12_000 + 3_000_000 + WAIT_MARGIN_US
     (four,) = loads(TIMEOUT.replace("PHYSICAL", "physical: {speed_switch: four_seconds}"), "t.yaml")
     with Driver.open("emu://flash?clock=virtual") as d:

@@ -48,10 +48,13 @@ SCENARIOS = textwrap.dedent("""\
     """)
 
 
-def make(pytester, text=SCENARIOS, name="scenarios/race.yaml"):
+def make(pytester, text=SCENARIOS, name="scenarios/race.yaml", ini=True):
+    """A scenario file, and (ini=True) a pytest.ini that names its directory in hil_scenarios."""
     path = pytester.path / name
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text)
+    if ini:
+        pytester.makeini(f"[pytest]\nhil_scenarios = {path.parent.relative_to(pytester.path)}\n")
     return path
 
 
@@ -65,21 +68,82 @@ def test_scenarios_are_items_and_sweeps_expand(pytester):
 def test_k_and_markers_select(pytester):
     make(pytester)
     pytester.runpytest("-k", "false").assert_outcomes(passed=1)
-    pytester.runpytest("-m", "first_press").assert_outcomes(passed=1)
-    pytester.runpytest("-m", "showdown and not sweep").assert_outcomes(passed=2)
+    pytester.runpytest("-m", "hil_first_press").assert_outcomes(passed=1)
+    pytester.runpytest("-m", "hil_showdown and not hil_sweep").assert_outcomes(passed=2)
+    pytester.runpytest("-m", "not hil_scenario").assert_outcomes(deselected=5)
 
 
-def test_yaml_outside_the_pattern_is_not_collected_and_the_pattern_is_an_option(pytester):
-    make(pytester, name="other/race.yaml")
-    pytester.runpytest("other").assert_outcomes()
-    pytester.runpytest("other", "--hil-pattern", "*other/*.yaml").assert_outcomes(passed=5)
+def collected(pytester, *args) -> list[str]:
+    items, _ = pytester.inline_genitems(*args)
+    return sorted({item.nodeid.split("::")[0] for item in items})
+
+
+def test_yaml_is_collected_only_where_the_user_asks(pytester):
+    """An unrelated project's scenarios/*.yaml is not ours: nothing is collected without the ini option
+    or --hil-scenarios, which take paths (from the rootdir or the invocation directory) and globs."""
+    make(pytester, name="scenarios/race.yaml", ini=False)
+    make(pytester, name="other/race.yaml", ini=False)
+    both = ["other/race.yaml", "scenarios/race.yaml"]
+    assert collected(pytester) == []
+    assert collected(pytester, "--hil-scenarios", "other") == ["other/race.yaml"]
+    assert collected(pytester, "--hil-scenarios", "*/race.yaml") == both
+    assert collected(pytester, "--hil-scenarios", "scenarios/race.yaml") == ["scenarios/race.yaml"]
+    assert collected(pytester, "--hil-scenarios", "scenarios/race.yaml", "other") == []   # other/ is not named
+    pytester.makeini("[pytest]\nhil_scenarios =\n    scenarios\n    other/*.yaml\n")
+    assert collected(pytester) == both
+    result = pytester.runpytest_subprocess("--hil-scenarios", ".", "-p", "no:cacheprovider",
+                                           str(pytester.path / "other"), "--co", "-q")
+    result.stdout.fnmatch_lines(["other/race.yaml::A wins"])      # a command-line path is from the invocation dir
+
+
+def test_the_old_pattern_spelling_still_works_deprecated(pytester):
+    make(pytester, name="other/race.yaml", ini=False)
+    result = pytester.runpytest("other", "--hil-pattern", "*other/*.yaml", "--co")
+    result.stdout.fnmatch_lines(["*5 tests collected*"])
+    result.stdout.fnmatch_lines(["*--hil-pattern is deprecated: use --hil-scenarios*"])
+
+
+def test_markers_are_registered_and_strict_markers_works_with_free_tags(pytester):
+    make(pytester, SCENARIOS.replace("tags: [first-press]", "tags: [first-press, JIRA-123, timeout]"))
+    result = pytester.runpytest("--strict-markers", "-m", "hil_JIRA_123")
+    result.assert_outcomes(passed=1, deselected=4)
+    markers = pytester.runpytest("--markers").stdout.str()
+    assert "@pytest.mark.hil_false_start: uno-hil scenario tag false-start" in markers
+    assert "@pytest.mark.hil_unit(kind)" in markers
+
+
+def test_a_tag_named_like_another_plugins_marker_is_not_that_marker(pytester):
+    """pytest-timeout's marker is `timeout(seconds)`; a scenario tagged timeout must not become it
+    (today's INTERNALERROR). A stand-in plugin defines the marker the way pytest-timeout does."""
+    make(pytester, SCENARIOS.replace("tags: [first-press]", "tags: [timeout]"))
+    pytester.makeconftest('''
+        import pytest
+        def pytest_configure(config):
+            config.addinivalue_line("markers", "timeout(seconds): a test's time limit")
+        @pytest.hookimpl(tryfirst=True)
+        def pytest_runtest_setup(item):
+            m = item.get_closest_marker("timeout")
+            if m is not None:
+                float(m.args[0])            # what a timeout plugin does with it: no argument, IndexError
+        ''')
+    result = pytester.runpytest("--strict-markers")
+    result.assert_outcomes(passed=5)
+    assert "INTERNALERROR" not in result.stdout.str()
+    pytester.runpytest("-m", "hil_timeout").assert_outcomes(passed=1, deselected=4)
+
+
+def test_a_badly_formed_tag_is_refused_with_its_position(pytester):
+    make(pytester, SCENARIOS.replace("tags: [first-press]", "tags: [\"two words\"]"))
+    result = pytester.runpytest()
+    result.stdout.fnmatch_lines(["*race.yaml:3:*tags: tag 'two words': a tag is letters, digits, '-' and '_'*"])
 
 
 def test_a_failure_shows_the_diff_and_trace_not_a_traceback(pytester):
     make(pytester, SCENARIOS.replace("verdict: {loser: b, reason: first_press}", "verdict: {loser: a}"))
-    result = pytester.runpytest()
+    result = pytester.runpytest("-rf")
     result.assert_outcomes(passed=4, failed=1)
     out = result.stdout.str()
+    result.stdout.fnmatch_lines(["FAILED scenarios/race.yaml::A wins - verdict[0].loser: expected a, got b"])
     assert "verdict[0].loser: expected a, got b" in out
     assert "SD_VERDICT" in out and "trace (device us from race start)" in out
     assert "Traceback" not in out and "runner.py" not in out
@@ -118,14 +182,14 @@ def test_fixtures_for_hand_written_tests(pytester):
             assert showdown.kind == "showdown"
             showdown.input("load_cards", value=1)
 
-        @pytest.mark.unit("showdown")
+        @pytest.mark.hil_unit("showdown")
         def test_device_fixture_is_reset_between_tests(device):
             assert device.status().cards == 0
 
         def test_pool(device_pool):
             assert device_pool.get("showdown").kind == "showdown"
         """))
-    pytester.runpytest("-p", "no:randomly").assert_outcomes(passed=4)
+    pytester.runpytest("-p", "no:randomly", "--strict-markers").assert_outcomes(passed=4)
 
 
 def test_xdist_workers_each_own_a_device(pytester):
@@ -138,7 +202,7 @@ def test_xdist_workers_each_own_a_device(pytester):
         def test_who2(showdown, tmp_path_factory):
             test_who(showdown, tmp_path_factory)
         """))
-    urls = ["--device", "emu://showdown?serial=101", "--device", "emu://showdown?serial=202"]
+    urls = ["--hil-device", "emu://showdown?serial=101", "--hil-device", "emu://showdown?serial=202"]
     result = pytester.runpytest_subprocess("-n", "2", *urls, "-p", "no:cacheprovider")
     result.assert_outcomes(passed=7)
     base = pytester.path
@@ -149,12 +213,13 @@ def test_xdist_workers_each_own_a_device(pytester):
 
 
 def test_xdist_workers_find_no_free_device_and_fail_clearly(pytester):
-    """The pool's only device is claimed elsewhere (here by this process, for as long as the run
-    lasts), so every worker that needs it fails with the reason, whatever the scheduling."""
+    """The pool's devices are claimed elsewhere (here by this process, for as long as the run lasts),
+    so every worker that needs one fails with the reason, whatever the scheduling."""
     from harness.run.pool import DevicePool
-    url = "emu://showdown?serial=7"
-    holder = DevicePool([url], owner="the test itself")
-    holder.get("showdown")
+    urls = ["emu://showdown?serial=7", "emu://showdown?serial=8"]
+    holders = [DevicePool([u], owner="the test itself") for u in urls]
+    for h in holders:
+        h.get("showdown")
     try:
         pytester.makepyfile(textwrap.dedent("""\
             def test_a(showdown):
@@ -162,8 +227,21 @@ def test_xdist_workers_find_no_free_device_and_fail_clearly(pytester):
             def test_b(showdown):
                 pass
             """))
-        result = pytester.runpytest_subprocess("-n", "2", "--device", url)
+        result = pytester.runpytest_subprocess("-n", "2", *(a for u in urls for a in ("--hil-device", u)))
     finally:
-        holder.close()
+        for h in holders:
+            h.close()
     result.assert_outcomes(errors=2)
     result.stdout.fnmatch_lines(["*every showdown device in the pool is claimed by another worker*"])
+
+
+def test_fewer_devices_than_workers_stops_the_session_at_start(pytester):
+    pytester.makepyfile("def test_a(showdown):\n    pass\n")
+    result = pytester.runpytest_subprocess("-n", "2", "--hil-device", "emu://showdown?serial=7")
+    assert result.ret == 4            # pytest's usage error: no test ran, none FAILed
+    result.stderr.fnmatch_lines(["ERROR: 2 xdist workers but --hil-device gives 1 device(s): each worker claims a "
+                                 "unit of its own*"])
+    assert "PoolExhausted" not in result.stdout.str() + result.stderr.str()
+    mixed = pytester.runpytest_subprocess("-n", "2", "--hil-device", "emu://showdown", "--hil-device", "emu://flash")
+    assert mixed.ret == 4
+    mixed.stderr.fnmatch_lines(["ERROR: 2 xdist workers but --hil-device gives 1 showdown unit(s), 1 flash unit(s)*"])

@@ -162,9 +162,9 @@ def test_the_pytest_plugin_reports_a_file_that_is_not_utf8_as_one_collection_err
     path = pytester.path / "scenarios" / "latin.yaml"
     path.parent.mkdir()
     path.write_bytes(b"name: \xe9t\xe9\nunit: showdown\n")
-    result = pytester.runpytest()
+    result = pytester.runpytest("--hil-scenarios", "scenarios")
     result.assert_outcomes(errors=1)
-    result.stdout.fnmatch_lines(["*latin.yaml:1:7: : not UTF-8 text: byte 0xe9*"])
+    result.stdout.fnmatch_lines(["*latin.yaml:1:7: not UTF-8 text: byte 0xe9*"])
     assert "UnicodeDecodeError" not in result.stdout.str()
 
 
@@ -267,7 +267,7 @@ def test_an_expression_has_a_size_cap():
 def test_a_file_over_the_size_cap_is_refused_unread(tmp_path, capsys):
     big = scenario() + "# " + "x" * load.MAX_FILE_BYTES + "\n"
     code, err = validate(tmp_path, big, capsys)
-    assert code == 2 and "s.yaml:1:1: : larger than 1000000 bytes" in err
+    assert code == 2 and "s.yaml:1:1: larger than 1000000 bytes" in err
     assert "larger than 1000000 bytes" in one_problem(big)
 
 

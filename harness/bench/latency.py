@@ -21,6 +21,7 @@ loop wakes for a due time when it has no work at all (python -m emulator.bench
 """
 from __future__ import annotations
 
+import math
 import os
 import struct
 import subprocess
@@ -32,8 +33,22 @@ from protocol.devtime import diff
 
 from harness.session.driver import Driver
 from harness.bench.units import AHEAD_US, verdict_latencies
+from harness.text import duration
 
 PCTS = (("min", 0), ("p50", 50), ("p90", 90), ("p99", 99), ("p99.9", 99.9), ("max", 100))
+
+
+def samples_needed(pct: float) -> int:
+    """How many samples a percentile needs before it says anything of the tail: at least one sample
+    beyond it, so pX needs 100 / (100 - X): p90 10, p99 100, p99.9 1000 (min, p50 and max: 1).
+    From fewer, p99.9 is just the maximum under another name."""
+    if pct in (0, 50, 100):
+        return 1
+    return math.ceil(round(100 / (100 - pct), 6))
+
+
+def backed(pct: float, n: int) -> bool:
+    return n >= samples_needed(pct)
 
 
 def distribution(values: list[float]) -> dict:
@@ -205,28 +220,51 @@ def print_report(result: dict, console) -> None:
     from rich.table import Table
     t = Table(title=f"Adjudication latency, {result['races']} races per unit on {result['device']} "
                     f"(emission time: {result['emission_time']})", header_style="bold")
-    t.add_column("figure (us)")
+    t.add_column("figure")
+    t.add_column("n", justify="right")
     for name, _ in PCTS:
-        t.add_column(name, justify="right")
+        t.add_column(name, justify="right", no_wrap=True)
     rows = [(f"{kind}: {label}", u["distributions"].get(key, {}))
             for kind, u in result["units"].items() for key, label in UNIT_LABELS.items()]
     rows += [(label, result["distributions"].get(key, {})) for key, label in LINK_LABELS.items()]
+    unbacked = False
     for label, d in rows:
-        t.add_row(label, *(f"{d.get(n, float('nan')):.0f}" for n, _ in PCTS))
+        n = d.get("n", 0)
+        cells = []
+        for name, pct in PCTS:
+            if name not in d:
+                cells.append("-")
+            elif backed(pct, n):
+                cells.append(duration(d[name], exact=False))
+            else:
+                cells.append("n/a")
+                unbacked = True
+        t.add_row(label, str(n), *cells)
     console.print(t)
+    if unbacked:
+        console.print("  n/a: too few samples for that percentile (pX is shown from 100 / (100 - X) samples, one "
+                      "beyond it: p90 from 10, p99 from 100, p99.9 from 1000)", soft_wrap=True)
+
+    def ratio_line(prefix: str, name: str, r: dict, dists: dict) -> None:
+        n = min(dists.get(k, {}).get("n", 0) for k in name.split("/"))
+        p99 = f", p99 {r['p99']:.2f}x" if r.get("p99") is not None and backed(99, n) else ""
+        p50 = f"{r['p50']:.2f}x" if r.get("p50") is not None else "n/a"
+        console.print(f"  {prefix}ratio {name}: p50 {p50}{p99}")
+
+    timer = result["distributions"].get("floor_timer_us")
     for kind, u in result["units"].items():
         spread = ", ".join(f"{k} {v}" for k, v in u["outcomes"].items())
-        console.print(f"  {kind}: verdicts {spread}")
+        console.print(f"  {kind}: verdicts {spread}", soft_wrap=True)
         if u.get("late_stimuli"):
             console.print(f"  {kind}: {u['late_stimuli']} race(s) run again: the host stalled past a press's "
                           f"{AHEAD_US} us margin and the device refused it as too late")
         for name, r in u["ratios"].items():
-            console.print(f"  {kind}: ratio {name}: p50 {r['p50']:.2f}x, p99 {r['p99']:.2f}x")
-    for name, r in result["ratios"].items():
-        console.print(f"  ratio {name}: p50 {r['p50']:.2f}x, p99 {r['p99']:.2f}x")
-    timer = result["distributions"].get("floor_timer_us")
-    for kind, u in result["units"].items():
+            ratio_line(f"{kind}: ", name, r, {**result["distributions"], **u["distributions"]})
         proc = u["distributions"].get("processing_us")
-        if proc and timer:
-            console.print(f"  {kind}: verdict processing p99 {proc['p99']} us; the emulator's wait alone (no work) "
-                          f"p99 {timer['p99']} us, p99.9 {timer['p99.9']} us on this machine in this run")
+        if proc and timer and backed(99, proc["n"]) and backed(99, timer["n"]):
+            tail = f", p99.9 {duration(timer['p99.9'], exact=False)}" if backed(99.9, timer["n"]) else ""
+            console.print(f"  {kind}: verdict processing p99 {duration(proc['p99'], exact=False)}; the emulator's "
+                          f"wait alone (no work) p99 {duration(timer['p99'], exact=False)}{tail} on this machine in "
+                          f"this run", soft_wrap=True)
+    for name, r in result["ratios"].items():
+        ratio_line("", name, r, result["distributions"])

@@ -31,8 +31,21 @@ from harness.errors import HarnessError, ScenarioError
 COMMANDS = (run, validate, bench, hello, emulate, ports, conform, record, replay, report, export, schema)
 
 
+def version_text() -> str:
+    """The package's version and the protocol version it speaks (the catalogue's)."""
+    from importlib.metadata import PackageNotFoundError, version
+    from protocol import catalogue as cat
+    try:
+        mine = version("uno-hil")
+    except PackageNotFoundError:        # run from a source tree that is not installed
+        mine = "unknown (not installed)"
+    return f"unohil {mine}, protocol {cat.MAJOR}.{cat.MINOR}"
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="unohil", description="HIL harness for reaction-race game units")
+    parser.add_argument("--version", action="version", version=version_text(),
+                        help="print the version of uno-hil and of the protocol it speaks, and exit")
     sub = parser.add_subparsers(dest="command", required=True)
     for command in COMMANDS:
         command.add_parser(sub)

@@ -12,21 +12,23 @@ from harness.conform import CheckResult, Conformance, coverage
 from harness.errors import ConformError, ScenarioError
 from harness.links import open_link
 from harness.outcome import Outcome, tally
-from harness.report.console import conform_table, coverage_table
+from harness.report.console import conform_table, coverage_table, print_table
 from harness.report.files import check_outputs, write_outputs
 from harness.report.junit import device_from_identity, junit_xml
 from harness.scenarios.library import library_paths
 from harness.scenarios.load import load_paths
 from harness.scenarios.selection import matcher
+from harness.text import printable
 
-MARK = {Outcome.PASS: "[green]pass[/]", Outcome.FAIL: "[red]FAIL[/]", Outcome.SKIP: "[dim]skip[/]",
-        Outcome.ERROR: "[red]ERROR[/]"}
+MARK = {Outcome.PASS: ("pass", "green"), Outcome.FAIL: ("FAIL", "red"), Outcome.SKIP: ("skip", "dim"),
+        Outcome.ERROR: ("ERROR", "red")}
 
 
 def add_parser(sub) -> None:
     p = sub.add_parser("conform", help="firmware acceptance: protocol conformance by SPEC section, then the "
                                        "scenario library of the unit's kind")
-    p.add_argument("--device", required=True, metavar="URL")
+    p.add_argument("--device", required=True, metavar="URL",
+                   help="the one unit to judge: a serial port, socket://HOST:PORT, rfc2217://..., usb://..., emu://KIND")
     p.add_argument("--json", metavar="FILE", help="write the results as JSON")
     p.add_argument("--junit", metavar="FILE", help="write JUnit XML (one test suite per SPEC section)")
     p.add_argument("--scenarios", nargs="+", metavar="PATH",
@@ -55,7 +57,8 @@ def main(args) -> int:
 
     def progress(c: CheckResult) -> None:
         if not args.quiet:
-            console.print(f"{MARK[c.status]}  {c.title}: {c.name}", soft_wrap=True)
+            why = f": {c.detail}" if c.status is Outcome.SKIP and c.detail else ""      # a skip says why
+            console.print(Text.assemble(MARK[c.status], printable(f"  {c.title}: {c.name}{why}")), soft_wrap=True)
 
     def scenarios(kind: str):
         if args.no_scenarios:
@@ -69,20 +72,14 @@ def main(args) -> int:
         raise ConformError(f"the scenario library does not load: {exc.problems[0]}") from None
     finally:
         link.close()
-    console.print(conform_table(report))
-    console.print(coverage_table(report))
+    print_table(console, conform_table(report))
+    print_table(console, coverage_table(report))
     failed = [c for c in report.checks if not c.status.ok]
     for c in failed:
-        console.print(f"[red]{str(c.status).upper()}[/] {c.title}: {c.name}\n    "
-                      + c.detail.replace("\n", "\n    "), soft_wrap=True)
-    if report.passed and (report.unchecked or report.gaps):
-        gaps = report.gaps
-        console.print(f"[yellow]not checked[/] ({len(report.unchecked)} items, {len(gaps)} sections or decisions):")
-        for c in report.unchecked:
-            console.print(f"  {c.title}: {c.name}: {c.detail}", soft_wrap=True)
-        for g in gaps:
-            console.print(Text.assemble("  ", (g.status, "yellow"), f" {coverage.label(g)}: {g.reason}"),
-                          soft_wrap=True)
+        console.print(Text.assemble((str(c.status).upper(), "red"), printable(f" {c.title}: {c.name}"), "\n    ",
+                                    "\n    ".join(printable(x) for x in c.detail.split("\n"))), soft_wrap=True)
+    listed = _print_unchecked(console, report) if report.passed and (report.unchecked or report.gaps) else []
+    _print_skips(console, [c for c in report.checks if c.status is Outcome.SKIP and c not in listed])
     budgets = report.stats.get("timing_budgets")
     if budgets and budgets["measured"]:
         for line in budgets["missed"]:
@@ -110,3 +107,24 @@ def main(args) -> int:
     if report.aborted or failures:
         return Exit.USAGE
     return Exit.OK if report.passed else Exit.FAILED
+
+
+def _print_unchecked(console: Console, report) -> list[CheckResult]:
+    """Why a run where nothing failed is PARTIAL: what it skipped that the SPEC asks, what nothing covered."""
+    gaps = report.gaps
+    console.print(f"[yellow]not checked[/] ({len(report.unchecked)} items, {len(gaps)} sections or decisions):")
+    for c in report.unchecked:
+        console.print(Text(printable(f"  {c.title}: {c.name}: {c.detail}")), soft_wrap=True)
+    for g in gaps:
+        console.print(Text.assemble("  ", (g.status, "yellow"), printable(f" {coverage.label(g)}: {g.reason}")),
+                      soft_wrap=True)
+    return report.unchecked
+
+
+def _print_skips(console: Console, skipped: list[CheckResult]) -> None:
+    """Every other skip with its reason, so the console says what JUnit's <skipped> says."""
+    if not skipped:
+        return
+    console.print(Text(f"skipped ({len(skipped)}):", style="dim"))
+    for c in skipped:
+        console.print(Text(printable(f"  {c.title}: {c.name}: {c.detail or 'no reason given'}")), soft_wrap=True)

@@ -9,7 +9,8 @@ from harness.session.driver import Driver
 
 def add_parser(sub) -> None:
     p = sub.add_parser("hello", help="connect to a device and show what it is")
-    p.add_argument("--device", required=True, metavar="URL")
+    p.add_argument("--device", required=True, metavar="URL",
+                   help="the device: a serial port, socket://HOST:PORT, rfc2217://..., usb://..., emu://KIND")
     p.set_defaults(func=main)
 
 

@@ -6,11 +6,14 @@ import time
 
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from harness.cli.exit import Exit
 from harness.errors import UsageError
 from harness.links.ports import DEFAULT_TIMEOUT_MS, scan
+from harness.report.console import print_table
 from harness.report.files import check_writable, write_results
+from harness.text import printable
 
 
 def add_parser(sub) -> None:
@@ -54,21 +57,21 @@ def main(args) -> int:
                          overflow="fold")
     style = {"unit": "green", "no answer": "dim", "error": "red", "not a unit": "yellow"}
     details = []
-    for p in ports:
-        table.add_row(p.port, f"[{style[p.status]}]{p.status}[/]" if p.status in style else p.status,
-                      p.kind or "", "" if p.serial is None else str(p.serial), p.firmware or "", p.protocol or "",
-                      "" if p.probe_ms is None else f"{p.probe_ms:.0f}")
+    for p in ports:         # what the OS and the devices call themselves is printed escaped, never as markup
+        table.add_row(Text(printable(p.port)), Text(p.status, style=style.get(p.status, "")), p.kind or "",
+                      "" if p.serial is None else str(p.serial), Text(printable(p.firmware or "")),
+                      Text(printable(p.protocol or "")), "" if p.probe_ms is None else f"{p.probe_ms:.0f}")
         text = "; ".join(x for x in (p.description, p.reason if p.status != "no answer" else "") if x)
         if text:
             details.append(f"{p.port}: {text}")
     if ports:
-        console.print(table)
+        print_table(console, table)
         for line in details:
-            console.print(line, soft_wrap=True)
+            console.print(Text(printable(line)), soft_wrap=True)
     else:
         console.print("no serial ports or USB units found")
     for n in notes:
-        console.print(n, soft_wrap=True)
+        console.print(Text(printable(n)), soft_wrap=True)
     if args.json:
         write_results(args.json, _json({"timeout_ms": args.timeout_ms, "duration_ms": round(took_ms, 1),
                                         "ports": [p.as_dict() for p in ports], "notes": notes}), "--json")

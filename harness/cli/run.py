@@ -6,13 +6,12 @@ import threading
 import time
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from harness.cli.exit import Exit
 from harness.cli.signals import Interrupted, StopRequest, exit_for, signal_name
 from harness.errors import HarnessError, UsageError
 from harness.outcome import Outcome, tally
-from harness.report.console import health_line, print_budgets, print_failures, scenario_table
+from harness.report.console import FORMATS, PROGRESS_EVERY_S, LiveReport, choose_format, print_summary
 from harness.report.files import check_outputs, write_outputs
 from harness.report.junit import junit_xml
 from harness.report.results_json import json_text, results_json
@@ -39,8 +38,20 @@ def add_parser(sub) -> None:
     p.add_argument("--outage-budget", metavar="TIME", type=_budget, default=DEFAULT_BUDGET_US,
                    help="how long a lost link is waited for (tried again with growing waits) before the races "
                         f"after it become link errors, e.g. 30s, 500ms, 2min (default {DEFAULT_BUDGET_US // 10**6}s)")
-    p.add_argument("-q", "--quiet", action="store_true")
+    p.add_argument("-q", "--quiet", action="store_true",
+                   help="no results table or per-scenario lines: only the link health, the failures and the totals")
+    _add_format_arguments(p)
     p.set_defaults(func=main)
+
+
+def _add_format_arguments(p) -> None:
+    p.add_argument("--format", choices=FORMATS, default="auto",
+                   help="rich: a progress bar, then a results table; lines: one line per scenario as it finishes "
+                        "and a progress line at a steady pace (for CI logs and pipes); auto (default): rich on a "
+                        "terminal, lines anywhere else")
+    p.add_argument("--progress-every", type=float, default=PROGRESS_EVERY_S, metavar="SECONDS",
+                   help=f"lines format: a progress line at least this often (default {PROGRESS_EVERY_S:g}; "
+                        "0: after every race)")
 
 
 def _budget(text: str) -> int:
@@ -53,6 +64,7 @@ def _budget(text: str) -> int:
 
 def main(args) -> int:
     console = Console(highlight=False)
+    fmt = choose_format(args.format, console)
     started = time.time()
     check_outputs({"--json": args.json, "--junit": args.junit}, {"--trace": args.trace})
     scenarios = load_paths(args.paths or library_paths())
@@ -70,7 +82,7 @@ def main(args) -> int:
                          f"{' or '.join(sorted({s.unit for s in scenarios}))})")
     with StopRequest() as stop:
         try:
-            run = _Run(console, args, stop)
+            run = _Run(console, fmt, args, stop)
             results = run.all(scenarios, by_kind)
             stop.finishing()            # from here a signal changes nothing: the units are settled and
             if stop.signum is not None:     # what was found is written
@@ -79,21 +91,14 @@ def main(args) -> int:
             stop.finishing()
             health, devices = rack.health(), rack.describe()
             rack.close()
-        return _report(console, args, started, scenarios, results, rack, health, devices, stop)
+        return _report(console, fmt, args, started, scenarios, results, rack, health, devices, stop)
 
 
-def _report(console: Console, args, started: float, scenarios, results: list[ScenarioResult], rack: Rack,
+def _report(console: Console, fmt: str, args, started: float, scenarios, results: list[ScenarioResult], rack: Rack,
             health, devices, stop: StopRequest) -> int:
     """The console's account, then every output on its own; the exit status."""
-    if not args.quiet:
-        console.print(scenario_table(results))
-    console.print(health_line(health))          # every run says what the link did, -q or not
-    print_failures(console, results)
-    print_budgets(console, results)
+    print_summary(console, fmt, results, health, quiet=args.quiet, seconds=time.time() - started)
     counts = tally(r.status for r in results)
-    console.print(f"{counts['passed']} passed, {counts['failed']} failed, {counts['skipped']} skipped"
-                  + (f", {counts['interrupted']} interrupted" if counts["interrupted"] else "")
-                  + f"; {sum(len(r.races) for r in results)} races in {time.time() - started:.2f} s")
     interrupted = None
     if stop.signum is not None:
         interrupted = {"signal": signal_name(stop.signum), "not_run": len(scenarios) - len(results)}
@@ -115,28 +120,27 @@ def _report(console: Console, args, started: float, scenarios, results: list[Sce
 
 
 class _Run:
-    """The scenarios on the rack's runners; on a signal, what finished plus what was cut short."""
+    """The scenarios on the rack's runners, shown as they go (LiveReport); on a signal, what finished
+    plus what was cut short."""
 
-    def __init__(self, console: Console, args, stop: StopRequest):
+    def __init__(self, console: Console, fmt: str, args, stop: StopRequest):
         self.console = console
+        self.fmt = fmt
         self.args = args
         self.stop = stop
         self.done: dict[int, ScenarioResult] = {}       # by the scenario's place in the run
         self.busy: dict[int, tuple[Driver, threading.Thread]] = {}   # the scenarios in progress: unit, thread
-        # without a terminal (a pipe, a CI log) a line per scenario as it ends says how far the run got
-        self.lines = not args.quiet and not console.is_terminal
 
     def all(self, scenarios, by_kind) -> list[ScenarioResult]:
-        total_races = sum(len(s.races) for s in scenarios)
         place = {id(sc): i for i, sc in enumerate(scenarios)}
-        with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                      console=self.console, transient=True,
-                      disable=self.args.quiet or not self.console.is_terminal) as progress:
-            task = progress.add_task("races", total=total_races)
+        live = LiveReport(self.console, self.fmt, races=sum(len(s.races) for s in scenarios), scenarios=len(scenarios),
+                          quiet=self.args.quiet, every_s=self.args.progress_every)
+        self.live = live
+        with live:
             outage = Outage(self.args.outage_budget,
                             say=lambda text: self.console.print(text, markup=False, highlight=False))
             runners = {kind: [Runner(d, host_timed=self.args.host_timed, stop=self.stop.reason, outage=outage,
-                                     progress=lambda _sc, _i: progress.advance(task)) for d in ds]
+                                     progress=live.race_done) for d in ds]
                        for kind, ds in by_kind.items()}
 
             def work(runner: Runner, sc) -> ScenarioResult | None:
@@ -144,7 +148,7 @@ class _Run:
                     return None                 # not started: a signal came first
                 i = place[id(sc)]
                 self.busy[i] = runner.d, threading.current_thread()
-                progress.update(task, description=sc.name[:40])
+                live.scenario_started(sc)
                 res = runner.run(sc)
                 self._finished(i, res)
                 return res
@@ -154,11 +158,13 @@ class _Run:
                 self._finished(place[id(sc)], res)
                 return res
 
+            def unserved(sc) -> ScenarioResult:
+                res = ScenarioResult(sc, "-", status=Outcome.SKIP, error=f"no {sc.unit} device given")
+                live.scenario_done(res)
+                return res
+
             try:
-                results = Workers(runners, lambda sc: sc.unit, lambda r: r.d.url).run(
-                    scenarios, work,
-                    lambda sc: ScenarioResult(sc, "-", status=Outcome.SKIP, error=f"no {sc.unit} device given"),
-                    failed)
+                results = Workers(runners, lambda sc: sc.unit, lambda r: r.d.url).run(scenarios, work, unserved, failed)
             except Interrupted:
                 # a second signal: the scenarios in progress were abandoned mid-race
                 results = [self.done.get(i) or (ScenarioResult(sc, self.busy[i][0].url, status=Outcome.INTERRUPTED,
@@ -171,9 +177,8 @@ class _Run:
     def _finished(self, i: int, res: ScenarioResult) -> None:
         self.done[i] = res
         self.busy.pop(i, None)
-        if self.lines:
-            self.console.print(f"{res.status} {res.scenario.name}", soft_wrap=True, markup=False)
-            self.console.file.flush()
+        self.live.scenario_done(res)
+        self.console.file.flush()
 
 
 def _settle(rack: Rack, busy: dict[int, tuple[Driver, threading.Thread]]) -> None:

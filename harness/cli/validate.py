@@ -8,7 +8,7 @@ from harness.scenarios.load import load_paths
 
 def add_parser(sub) -> None:
     p = sub.add_parser("validate", help="check scenario files without running them")
-    p.add_argument("paths", nargs="+")
+    p.add_argument("paths", nargs="+", metavar="PATH", help="scenario files or directories (every .yaml/.yml under them)")
     p.set_defaults(func=main)
 
 

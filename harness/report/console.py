@@ -1,7 +1,21 @@
-"""The console report of a run: the results table, the link health line, the failures."""
+"""The console report of a run: what it shows while it runs, the results, the link health line, the failures.
+
+Two formats. `rich` (a terminal's default): a progress bar while the run lasts, then the results
+table. `lines` (anything else: a pipe, a file, a CI log): one line per scenario as it finishes, a
+progress line at a steady pace, then the same summary. Either way no number is ever split across
+lines (a table is printed at least as wide as its widest number needs), durations read in human
+units (harness/text.py: exact to the microsecond unless rounded on purpose), and every name or
+device string is printed escaped (harness/text.py printable), never as raw control characters.
+"""
 from __future__ import annotations
 
+import threading
+import time
+from typing import Callable
+
 from rich.console import Console
+from rich.measure import Measurement
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 from rich.text import Text
 
@@ -9,20 +23,23 @@ from harness.session.health import LinkHealth
 from harness.outcome import Outcome, tally
 from harness.run.results import ScenarioResult, failure_lines
 from harness.scenarios.units import UNITS
+from harness.text import duration, printable
 
 STATUS_STYLE = {Outcome.PASS: "green", Outcome.FAIL: "red", Outcome.LINK_ERROR: "magenta", Outcome.RESET: "magenta",
                 Outcome.ERROR: "red", Outcome.SKIP: "yellow", Outcome.INTERRUPTED: "yellow"}
 
-
-def _fmt(v) -> str:
-    if v is None:
-        return "-"
-    if isinstance(v, float):
-        return f"{v:.0f}"
-    return str(v)
+FORMATS = ("auto", "rich", "lines")
+PROGRESS_EVERY_S = 30.0         # a progress line at least this often in the lines format
 
 
-def _verdict_text(res: ScenarioResult) -> str:
+def choose_format(fmt: str, console: Console) -> str:
+    """auto is rich on a terminal, lines anywhere else."""
+    if fmt == "auto":
+        return "rich" if console.is_terminal else "lines"
+    return fmt
+
+
+def _verdict_text(res: ScenarioResult, sep: str = ", ") -> str:
     counts: dict[str, int] = {}
     for r in res.races:
         for v in r.verdicts[-1:]:
@@ -33,11 +50,12 @@ def _verdict_text(res: ScenarioResult) -> str:
     if not counts:
         return "-"
     if len(res.races) == 1:
-        return next(iter(counts))
-    return ", ".join(f"{k} x{n}" for k, n in sorted(counts.items(), key=lambda x: -x[1])[:3])
+        return printable(next(iter(counts)))
+    return sep.join(printable(f"{k} x{n}") for k, n in sorted(counts.items(), key=lambda x: -x[1])[:3])
 
 
-def _reactions(res: ScenarioResult) -> str:
+def _reactions(res: ScenarioResult, sep: str = ", ") -> str:
+    """A single race's reaction times, exact (a tie window is a matter of one microsecond)."""
     if len(res.races) != 1 or not res.races[0].verdicts:
         return "-"
     v = res.races[0].verdicts[-1]
@@ -45,35 +63,161 @@ def _reactions(res: ScenarioResult) -> str:
     for side in ("a", "b"):
         x = v.get(f"reaction_{side}_us")
         if x is not None:
-            parts.append(f"{side}:{x}")
+            parts.append(f"{side} {duration(x)}")
     if "reaction_us" in v:
-        parts += [f"{i}:{x}" for i, x in enumerate(v["reaction_us"]) if x is not None]
-    return " ".join(parts) or "-"
+        parts += [f"{i} {duration(x)}" for i, x in enumerate(v["reaction_us"]) if x is not None]
+    return sep.join(parts) or "-"
+
+
+def _pair(lat: dict, key: str, sep: str = " / ") -> str:
+    x = lat.get(key)
+    if not x:
+        return "-"
+    if x["n"] == 1:
+        return duration(x["p50"], exact=False)
+    return f"{duration(x['p50'], exact=False)}{sep}{duration(x['p99'], exact=False)}"
 
 
 def scenario_table(results: list[ScenarioResult]) -> Table:
     t = Table(title="Scenarios", show_lines=False, header_style="bold", caption=(
-        "latency in us, p50/p99: dev = verdict - decisive input, proc = verdict - earliest possible, "
-        "host = arrival - decisive input"))
-    t.add_column("scenario", overflow="fold", ratio=4)
-    t.add_column("unit")
-    t.add_column("status")
-    t.add_column("races", justify="right")
-    t.add_column("verdict", overflow="fold", ratio=2)
+        "latency p50 over p99 (one figure for one race): dev = verdict - decisive input, "
+        "proc = verdict - earliest possible, host = arrival - decisive input"))
+    # Only the name wraps; every other cell keeps its words whole, one item a line, so a narrow
+    # console widens the table (print_table) rather than splitting a number.
+    t.add_column("scenario", overflow="fold", min_width=NAME_MIN)
+    t.add_column("unit", no_wrap=True)
+    t.add_column("status", no_wrap=True)
+    t.add_column("races", justify="right", no_wrap=True)
+    t.add_column("verdict", no_wrap=True)
     for col in ("dev", "proc", "host"):
-        t.add_column(col, justify="right", overflow="fold")
-    t.add_column("reaction us", overflow="fold")
+        t.add_column(col, justify="right", no_wrap=True)
+    t.add_column("reaction", no_wrap=True)
     for res in results:
         lat = res.latency_summary()
-
-        def pair(key):
-            x = lat.get(key)
-            return f"{_fmt(x['p50'])}/{_fmt(x['p99'])}" if x else "-"
         passed = sum(1 for r in res.races if r.status is Outcome.PASS)
-        t.add_row(res.scenario.name, res.scenario.unit, Text(str(res.status), style=STATUS_STYLE[res.status]),
-                  f"{passed}/{len(res.races)}", _verdict_text(res), pair("device_us"), pair("processing_us"),
-                  pair("host_us"), _reactions(res))
+        t.add_row(printable(res.scenario.name), res.scenario.unit, Text(str(res.status), style=STATUS_STYLE[res.status]),
+                  f"{passed}/{len(res.races)}", _verdict_text(res, "\n"), *(_pair(lat, k, "\n") for k in
+                                                                          ("device_us", "processing_us", "host_us")),
+                  _reactions(res, "\n"))
     return t
+
+
+NAME_MIN = 16       # the one column that wraps (scenario names) narrows down to this much
+
+
+def print_table(console: Console, table: Table) -> None:
+    """The table at the console's width, or wider when that would cut a cell: numbers are never
+    broken across lines (a file or pipe gets 80 columns by default, which a results table overflows).
+    The tables here let one column wrap (at words) and keep every other cell whole, so the width
+    they need is their measured minimum."""
+    need = Measurement.get(console, console.options.update_width(10_000), table).minimum
+    if need <= console.width:
+        console.print(table)
+        return
+    width = console.width
+    console.width = need            # print(width=) cannot go beyond the console's own width
+    try:
+        console.print(table, crop=False)
+    finally:
+        console.width = width
+
+
+def scenario_line(res: ScenarioResult) -> Text:
+    """One scenario as one line: status, name, unit and races, verdict, key latency; what went wrong."""
+    sc = res.scenario
+    passed = sum(1 for r in res.races if r.status is Outcome.PASS)
+    line = Text.assemble((f"{str(res.status):<10}", STATUS_STYLE[res.status]), printable(sc.name),
+                         f"  [{sc.unit}, {passed}/{len(res.races)} races]")
+    verdict = _verdict_text(res)
+    if verdict != "-":
+        line.append(f"  {verdict}")
+    lat = res.latency_summary()
+    if "processing_us" in lat:
+        line.append(f"  proc {_pair(lat, 'processing_us')}")
+    reactions = _reactions(res)
+    if reactions != "-":
+        line.append(f"  reaction {reactions}")
+    if res.status is not Outcome.PASS:
+        why = res.error or next((f for r in res.races for f in (r.failures or [r.error]) if f), "")
+        if why:
+            line.append(f"  - {printable(why)}")
+    return line
+
+
+def elapsed_text(seconds: float) -> str:
+    s = int(seconds)
+    return f"{s // 60} min {s % 60:02d} s" if s >= 60 else f"{seconds:.1f} s"
+
+
+class LiveReport:
+    """What a run shows while it runs, safe to call from the worker threads.
+
+    rich: a transient progress bar. lines: a line per scenario as it finishes and, at least every
+    `every_s` seconds of run time (0: after every race), a progress line, so a long run on real
+    units is never silent in a CI log. `clock` is the run's time source (seconds)."""
+
+    def __init__(self, console: Console, fmt: str, *, races: int, scenarios: int, quiet: bool = False,
+                 every_s: float = PROGRESS_EVERY_S, clock: Callable[[], float] = time.monotonic):
+        self.console, self.fmt, self.quiet = console, fmt, quiet
+        self.total_races, self.total_scenarios = races, scenarios
+        self.every_s, self.clock = every_s, clock
+        self.races = self.scenarios = self.failed = 0
+        self._lock = threading.Lock()
+        self._started = self._last = clock()
+        self._bar = None
+        if fmt == "rich" and not quiet and console.is_terminal:
+            self._bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                                 TimeElapsedColumn(), console=console, transient=True)
+            self._task = self._bar.add_task("races", total=races)
+
+    def __enter__(self) -> "LiveReport":
+        if self._bar is not None:
+            self._bar.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self._bar is not None:
+            self._bar.stop()
+
+    def scenario_started(self, sc) -> None:
+        if self._bar is not None:
+            self._bar.update(self._task, description=printable(sc.name)[:40])
+
+    def race_done(self, _sc=None, _index=None) -> None:
+        with self._lock:
+            self.races += 1
+            if self._bar is not None:
+                self._bar.advance(self._task)
+            elif self.fmt == "lines" and self.clock() - self._last >= self.every_s:
+                self._progress_line()
+
+    def scenario_done(self, res: ScenarioResult) -> None:
+        with self._lock:
+            self.scenarios += 1
+            self.failed += not res.status.ok
+            if self.fmt == "lines" and not self.quiet:
+                self.console.print(scenario_line(res), soft_wrap=True)
+
+    def _progress_line(self) -> None:
+        now = self.clock()
+        self._last = now
+        self.console.print(f"progress: {self.races}/{self.total_races} races, {self.scenarios}/"
+                           f"{self.total_scenarios} scenarios done, {self.failed} not passed, "
+                           f"{elapsed_text(now - self._started)} elapsed", soft_wrap=True, highlight=False)
+
+
+def print_summary(console: Console, fmt: str, results: list[ScenarioResult], health: LinkHealth, *,
+                  quiet: bool, seconds: float) -> None:
+    """After the run: the table (rich), the link health, the failures, the budgets, the totals."""
+    if fmt == "rich" and not quiet:
+        print_table(console, scenario_table(results))
+    console.print(health_line(health), soft_wrap=True)      # every run says what the link did, -q or not
+    print_failures(console, results, rule=fmt == "rich")
+    print_budgets(console, results)
+    counts = tally(r.status for r in results)
+    console.print(f"{counts['passed']} passed, {counts['failed']} failed, {counts['skipped']} skipped"
+                  + (f", {counts['interrupted']} interrupted" if counts.get("interrupted") else "")
+                  + f"; {sum(len(r.races) for r in results)} races in {elapsed_text(seconds)}", soft_wrap=True)
 
 
 HEALTH_FIELDS = ("frames_rx", "frames_tx", "bytes_dropped", "crc_errors", "bad_frames", "frames_missed",
@@ -87,17 +231,20 @@ def health_line(health: LinkHealth) -> Text:
     return Text(f"link health: {text}", style="magenta" if bad else "")
 
 
-def print_failures(console: Console, results: list[ScenarioResult]) -> None:
+def print_failures(console: Console, results: list[ScenarioResult], rule: bool = True) -> None:
     for res in results:
         if res.status is Outcome.PASS:
             continue
         head, *rest = failure_lines(res)
-        console.rule(f"[bold]{res.scenario.name}[/] ({res.scenario.file}:{res.scenario.line}) on {res.device}: "
-                     f"{res.status}")
+        title = printable(f"{res.scenario.name} ({res.scenario.file}:{res.scenario.line}) on {res.device}: {res.status}")
+        if rule:
+            console.rule(Text(title, style="bold"))
+        else:
+            console.print(Text(f"--- {title}", style="bold"), soft_wrap=True)
         for line in rest:
             text = line.strip()
             style = "red" if text.startswith("- ") else "dim" if line.startswith("      ") else ""
-            console.print(Text(line, style=style))
+            console.print(Text(printable(line), style=style), soft_wrap=True)
 
 
 def conform_table(report) -> Table:
@@ -118,10 +265,10 @@ def coverage_table(report) -> Table:
     style = {coverage.PASSED: "green", coverage.FAILED: "red", coverage.UNCHECKED: "yellow",
              coverage.NOT_COVERED: "bold yellow", coverage.NA: "dim"}
     t = Table(title="coverage by SPEC section and decision", header_style="bold")
-    t.add_column("SPEC", no_wrap=True, max_width=34, overflow="ellipsis")
-    t.add_column("checks", justify="right")
-    t.add_column("scenarios", justify="right")
-    t.add_column("result", overflow="fold", min_width=20, ratio=1)
+    t.add_column("SPEC", no_wrap=True, max_width=34, overflow="ellipsis")     # a label: its id and the start
+    t.add_column("checks", justify="right", no_wrap=True)
+    t.add_column("scenarios", justify="right", no_wrap=True)
+    t.add_column("result", min_width=20)
     for c in coverage.sections(report, report.kind) + coverage.decisions(report, report.kind):
         text = Text(c.status, style=style[c.status])
         if c.reason and c.status != coverage.PASSED:
@@ -137,8 +284,8 @@ def print_budgets(console: Console, results: list[ScenarioResult]) -> None:
         for name, b in res.budget_summary().items():
             met, total = met + b["met"], total + b["races"]
             if b["met"] < b["races"]:
-                console.print(Text(f"timing budget {name} {b['limit']} us missed in {b['races'] - b['met']} of "
-                                   f"{b['races']} race(s) of {res.scenario.name!r} (worst {b['worst']} us)",
-                                   style="yellow"))
+                console.print(Text(f"timing budget {name} {b['limit']} us missed in {b['races'] - b['met']} "
+                                   f"of {b['races']} race(s) of {printable(repr(res.scenario.name))} (worst "
+                                   f"{duration(b['worst'])})", style="yellow"), soft_wrap=True)
     if total:
-        console.print(f"timing budgets met in {met} of {total} measurements (apart from the verdicts)")
+        console.print(f"timing budgets met in {met} of {total} measurements (apart from the verdicts)", soft_wrap=True)

@@ -28,6 +28,7 @@ from harness.scenarios.units import UNITS
 from harness.session.driver import Driver
 from harness.session.outage import Outage
 from harness.session.prepare import prepare
+from harness.text import duration
 
 log = logging.getLogger("unohil.run")
 
@@ -300,15 +301,15 @@ class Runner:
         the scenario's configuration) plus WAIT_MARGIN_US; a scenario's timeout_us, from now, instead."""
         d = self.d
         if sc.timeout_us is not None:
-            return d.now_us() + sc.timeout_us, f"within {sc.timeout_us} us (the scenario's timeout_us)"
+            return d.now_us() + sc.timeout_us, f"within {duration(sc.timeout_us)} (the scenario's timeout_us)"
         unit = UNITS[sc.unit]
         bound = unit.latest_us(event, sc.config)
         deadline = since + bound + WAIT_MARGIN_US
         est = d.clock.estimate or d.sync_clock()
         start = self._race_ref.start_dev_us
         return int(est.to_host(deadline)), (
-            f"by {deadline - start} us: {bound} us ({unit.latest_after_input[event].text}, the most it takes the "
-            f"unit) after the step time {since - start} us, plus a margin of {WAIT_MARGIN_US} us")
+            f"by {duration(deadline - start)}: {duration(bound)} ({unit.latest_after_input[event].text}, the most it "
+            f"takes the unit) after the step time {duration(since - start)}, plus a margin of {duration(WAIT_MARGIN_US)}")
     def _cast(self, step: Step, anchor_t: int, t: int, events: list[Frame], race: RaceResult) -> Step:
         """The step with the players its roles name: the roles in force at its anchor time, as the
         unit reported them up to then. The runner waits for those reports (and asks the unit how far

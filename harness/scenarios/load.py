@@ -10,6 +10,7 @@ import ast
 import itertools
 import keyword
 import math
+import re
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +21,7 @@ from protocol import catalogue as cat, devtime
 from harness.errors import Problem, ScenarioError
 from harness.scenarios import expr, roles as rl
 from harness.scenarios.model import EventPattern, Expectation, Matcher, RoleMatcher, Scenario, Step, TimeSpec
-from harness.scenarios.units import TAGS, UNITS, UnitVocab
+from harness.scenarios.units import UNITS, UnitVocab
 
 BUILTIN_ANCHORS = ("start", "previous")
 #: Every anchor of every unit kind: a sweep variable named like one would rebind it (in some file,
@@ -46,6 +47,7 @@ MAX_AHEAD_US = 30 * 60 * 1_000_000
 
 
 LATENCY_METRICS = ("device_us", "inherent_us", "processing_us", "host_us", "host_processing_us")
+TAG_FORM = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]*")     # a word that -k and -m (as a hil_ marker) can name
 TOP_KEYS = {"name", "unit", "description", "tags", "covers", "seed", "config", "repeat", "sweep", "steps",
             "expect", "end", "timeout_us", "timing", "needs", "physical"}
 STEP_COMMON = {"at", "times", "every", "expect", "error", "value", "for"}
@@ -291,8 +293,8 @@ def _scenario(v: _Validator, node: yaml.Node) -> Scenario | None:
     if "tags" in top:
         for t in v.seq(top["tags"][1], "tags"):
             s = v.text(t, "tags")
-            if s is not None and s not in TAGS:
-                v.err(t, "tags", f"unknown tag {s!r}; the vocabulary is: {', '.join(TAGS)}")
+            if s is not None and not TAG_FORM.fullmatch(s):     # free tags are allowed; TAGS are the documented ones
+                v.err(t, "tags", f"tag {s!r}: a tag is letters, digits, '-' and '_', starting with a letter or digit")
             elif s is not None:
                 tags.append(s)
     covers = _covers(v, top["covers"][1], unit) if "covers" in top and unit is not None else ()
@@ -1044,7 +1046,7 @@ def discover(paths: list[str]) -> list[Path]:
         elif path.is_file():
             out.append(path)
         else:
-            problems.append(Problem(str(p), 1, 1, "", "no such file or directory"))
+            problems.append(Problem.whole_file(str(p), "no such file or directory"))
     if problems:
         raise ScenarioError(problems)
     return out
