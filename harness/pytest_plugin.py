@@ -331,5 +331,22 @@ def race(request):
         sc.min_verdicts = verdicts
         d = _driver(request, kind)
         res = Runner(d).run(sc)
+        request.node.stash.setdefault(RACES_RUN, []).append(res)
         return res.races[0]
     return run
+
+
+RACES_RUN = pytest.StashKey[list]()
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    """A hand-written test that failed after race(): its races' verdicts, failures and trace excerpt
+    in the report, as a scenario item shows them."""
+    outcome = yield
+    report = outcome.get_result()
+    runs = item.stash.get(RACES_RUN, None)
+    if report.when == "call" and report.failed and runs:
+        text = "\n".join(printable(line) for res in runs
+                         for line in failure_lines(res, max_races=len(res.races), trace_tail=20, passed_too=True))
+        report.sections.append(("uno-hil races", text))

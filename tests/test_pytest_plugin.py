@@ -192,6 +192,20 @@ def test_fixtures_for_hand_written_tests(pytester):
     pytester.runpytest("-p", "no:randomly", "--strict-markers").assert_outcomes(passed=4)
 
 
+def test_a_hand_written_race_that_fails_its_assertion_shows_the_race_and_its_trace(pytester):
+    pytester.makepyfile(textwrap.dedent("""\
+        def test_race_claim(race):
+            r = race("showdown", seed=1, config={"countdown_min_us": 2000000, "countdown_max_us": 2000000},
+                     steps=[{"load": 2}, {"press": "timer", "at": "start + 1000"},
+                            {"press": "paddle_b", "at": "green + 123456"}])
+            assert r.verdicts[0]["loser"] == "b"
+        """))
+    result = pytester.runpytest("-p", "no:randomly")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*- uno-hil races -*", "*scenario 'race' on emu://showdown*",
+                                 "*race 0: pass*", "*trace (device us from race start):*", "*SD_VERDICT*loser=a*"])
+
+
 def test_xdist_workers_each_own_a_device(pytester):
     make(pytester)
     pytester.makepyfile(textwrap.dedent("""\

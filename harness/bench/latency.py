@@ -161,7 +161,8 @@ def run_bench(url: str | None, races: int, kinds: tuple[str, ...] = ("showdown",
                 link_kind = target.split("://", 1)[0]
             with Driver.open(target, kind=kind) as d:
                 d.sync_clock(32)
-                lat = verdict_latencies(d, races, origin)
+                lat = verdict_latencies(d, races, origin, progress=lambda done, total, k=d.kind: print(
+                    f"bench: {k} {done}/{total} races", file=sys.stderr, flush=True))
                 units[d.kind] = {"device": target if url is not None else f"emulator ({d.kind}, pty)",
                                  "late_stimuli": lat.pop("late_stimuli"), "outcomes": lat.pop("outcomes"),
                                  "clock": d.clock.estimate.as_dict(),

@@ -103,7 +103,8 @@ RACES: dict[str, tuple[Callable, Callable]] = {
 }
 
 
-def verdict_latencies(d: Driver, races: int, origin_us: int | None, seed: int = 1) -> dict:
+def verdict_latencies(d: Driver, races: int, origin_us: int | None, seed: int = 1,
+                      progress: Callable[[int, int], None] | None = None) -> dict:
     """Run races on the unit; lists of its verdicts' processing (header - knowable_us), the host's read
     and delivery after the verdict was produced, and a command's round trip (us); late_stimuli: races
     run again because the host got a stimulus to the unit too late; outcomes: verdicts by reason."""
@@ -137,6 +138,8 @@ def verdict_latencies(d: Driver, races: int, origin_us: int | None, seed: int = 
         delivered.append(got - produced)
         if i % 50 == 49:
             est = d.sync_clock(8)
+            if progress is not None:
+                progress(i + 1, races)
         i += 1
     return {"processing_us": proc, "read_us": read, "delivered_us": delivered, "command_rtt_us": rtt,
             "late_stimuli": late, "outcomes": dict(sorted(outcomes.items()))}

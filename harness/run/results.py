@@ -128,14 +128,15 @@ def _pct(sorted_vals: list, p: float):
     return sorted_vals[k]
 
 
-def failure_lines(res: ScenarioResult, max_races: int = 3, trace_tail: int = 24) -> list[str]:
+def failure_lines(res: ScenarioResult, max_races: int = 3, trace_tail: int = 24, passed_too: bool = False) -> list[str]:
     """The story of a scenario that did not pass, as plain lines: the one renderer of failures
-    (the console styles them, pytest and JUnit show them as they are)."""
+    (the console styles them, pytest and JUnit show them as they are). passed_too: its passing
+    races too (a hand-written test's own assertion failed on one)."""
     sc = res.scenario
     lines = [f"{sc.file}:{sc.line}: scenario {sc.name!r} on {res.device}: {res.status}"]
     if res.error:
         lines.append(f"  {res.error}")
-    bad = [r for r in res.races if r.status is not Outcome.PASS]
+    bad = [r for r in res.races if passed_too or r.status is not Outcome.PASS]
     for r in bad[:max_races]:
         env = ", ".join(f"{k}={v}" for k, v in r.env.items() if k != "race")
         lines.append(f"  race {r.index}{' (' + env + ')' if env else ''}: {r.status}")
