@@ -11,8 +11,9 @@ its timeout up, so a wait is asked for in whole milliseconds rounded down
 (selector_timeout): it ends up to 1 ms (rarely 2) earlier than SPIN_US before the due
 time, never later, and the spin takes the rest (no more of it than that: a longer
 spin, on a busy machine, is likelier to be preempted). A virtual machine adds its
-own: a sleeping vCPU may be woken milliseconds late; measured here, waking 200 us early left the p99 of the wait
-0.3-1.1 ms late, waking 2 ms early 44-50 us (python -m emulator.bench --timer-floor).
+own: a sleeping vCPU may be woken milliseconds late; measured here, waking 200 us
+early left the p99 of the wait 0.3-1.1 ms late, waking 2 ms early 44-50 us
+(python -m emulator.bench --timer-floor).
 
 The work of one pass is that of the units that did something: each port's
 descriptors stay registered with the selector (changed only when the port's own
@@ -22,10 +23,11 @@ units is the process's descriptors (RLIMIT_NOFILE): FDS_PER_UNIT each, see
 ensure_fd_limit.
 
 With rehearse=True (a serving process's default), the spin before a due time
-is spent replaying the current game of the unit due next on a throwaway copy (rehearsal.py), so
-the due timer's code is in the CPU's caches when it runs: after a sleep it runs
-several times slower cold. A replay starts only while twice the median of the recent
-ones is left before the due time, and output waiting to go is written first.
+is spent replaying the current game of the unit due next on a throwaway copy
+(rehearsal.py), so the due timer's code is in the CPU's caches when it runs: after
+a sleep it runs several times slower cold. A replay starts only while twice the
+median of the recent ones is left before the due time, and output waiting to go is
+written first.
 
 Each unit's byte stream is a Port. A pty keeps its slave end open in the server,
 so a client may open, close and reopen the device path without the master

@@ -148,3 +148,39 @@ def test_selector_timeouts_never_end_a_wait_later_than_asked():
     finally:
         selector._selector = real
         selector.close()
+
+
+def test_a_tcp_client_replaced_while_the_old_one_hangs_up_leaves_the_unit_serving_the_new_one():
+    """The old connection's hang-up and the new one's arrival reach the loop together, in either
+    order: the descriptor closed by one event is not served by the next, and registrations follow."""
+    import threading
+
+    from emulator.clock import RealClock
+    from emulator.device import Device
+    from emulator.serve import Server, TcpPort
+    clock = RealClock()
+    server = Server(clock)
+    port = TcpPort("127.0.0.1", 0)
+    device = Device("showdown", clock, serial=77)
+    server.add(device, port)
+    device.start()
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    url = [port.name]
+    try:
+        (old,) = connect(url)
+        for _ in range(20):
+            assert hello_round([old.fileno()], timeout_s=10)[old.fileno()].serial == 77
+            (new,) = connect(url)
+            old.close()
+            old = new
+        assert hello_round([old.fileno()], timeout_s=10)[old.fileno()].serial == 77
+        old.close()
+        server.stop()
+        thread.join(timeout=10)
+        assert not thread.is_alive()
+        # registered: the wake-up pipe, the listener and the client the unit has now, nothing stale
+        assert set(server._selector.get_map()) == {server._wake_r, *port.read_fds()}
+    finally:
+        server.stop()
+        server.close()
