@@ -1,7 +1,7 @@
 """python -m emulator.bench: how fast the virtual clock races, how late the real clock is.
 
 timer floor  (--timer-floor N) the serving loop's wait for a due time with no work
-         at all: select until SPIN_US before it, spin to it, and note how late the wait
+         at all: wait in the selector until SPIN_US before it, spin to it, and note how late the wait
          ended. The floor under real-clock verdict lateness on this machine; prints one
          value (us) per line. SCHED_FIFO when the system allows it, as --realtime asks.
 
@@ -93,26 +93,29 @@ def timer_floor(n: int, seed: int = 1) -> list[int]:
     """How late the serving loop's own wait ends, n times, for due times 15-25 ms ahead (the bench's races
     wait about 20 ms for their press)."""
     import random
-    import select
+    import selectors
 
     from .clock import RealClock
-    from .serve import SLACK, SPIN_US, spin_until
+    from .serve import SPIN_US, sleep_before, spin_until
     try:
         os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(10))
     except (AttributeError, OSError):
         pass
     rng = random.Random(seed)
     clock = RealClock()
-    quiet, unused = os.pipe()       # watched while spinning, as the loop watches its ports; never readable
+    quiet, unused = os.pipe()       # watched, as the loop watches its ports; never readable
+    watching = selectors.DefaultSelector()
+    watching.register(quiet, selectors.EVENT_READ)
     late = []
     try:
         for _ in range(n):
             due = clock.now() + rng.randint(15_000, 25_000)
-            while (left := due - clock.now()) > SPIN_US:
-                select.select([quiet], [], [], (left - SPIN_US) * SLACK / 1e6)
-            spin_until(clock, due, [quiet])
+            while due - clock.now() > SPIN_US:
+                watching.select(sleep_before(clock, due))
+            spin_until(clock, due, watching)
             late.append(clock.now() - due)
     finally:
+        watching.close()
         os.close(quiet)
         os.close(unused)
     return late

@@ -5,7 +5,10 @@ the path or URL a host opens (a pty's /dev/pts/N, or socket://HOST:PORT), so a
 script can read the lines and connect; everything else goes to stderr.
 
 Unit i (from 0) gets serial SERIAL+i and seed SEED+i. With --tcp HOST:PORT, unit i
-listens on PORT+i; PORT 0 gives every unit a free port.
+listens on PORT+i; PORT 0 gives every unit a free port. One process serves thousands: each
+unit takes two file descriptors, and when the soft RLIMIT_NOFILE is too low for N units it is
+raised to the hard limit; when even that is too low, one message says how many are needed and
+the emulator exits 2 before serving any (python -m tools.serve_scale measures the scaling).
 
 --faults SPEC puts every unit behind a faulty line, in real time (emulator/faults.py has
 the vocabulary: corrupt=1e-3,dropframe=1e-3,delay=50us..2ms,...); with seed=S in it,
@@ -34,7 +37,7 @@ from protocol.catalogue import ENUM_VALUES
 from .clock import RealClock
 from .device import Device, model_class
 from .faults import parse as parse_faults
-from .serve import PtyPort, Server, TcpPort
+from .serve import FDS_PER_UNIT, PtyPort, Server, TcpPort, ensure_fd_limit, fds_needed
 
 KINDS = tuple(ENUM_VALUES["unit_kind"])
 
@@ -44,7 +47,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     where = parser.add_mutually_exclusive_group()
     where.add_argument("--pty", action="store_true", help="serve on a new pty per unit (the default)")
     where.add_argument("--tcp", metavar="HOST:PORT", help="serve on TCP (PORT 0: any free port)")
-    parser.add_argument("--count", type=int, default=1, metavar="N", help="number of independent units")
+    parser.add_argument("--count", type=int, default=1, metavar="N",
+                        help="number of independent units (thousands are fine: two file descriptors each)")
     parser.add_argument("--clock", choices=("real", "virtual"), default="real",
                         help="real: true device time; virtual: timers at exact device times (default real)")
     parser.add_argument("--seed", type=int, default=1, help="rng_seed of unit 0 (unit i: SEED+i)")
@@ -100,6 +104,9 @@ def run(args: argparse.Namespace) -> int:
             raise ValueError("--count must be at least 1")
         tcp = _parse_tcp(args.tcp, args.count) if args.tcp else None
         faults = parse_faults(getattr(args, "faults", None))
+        # Before any port is made: a process short of descriptors fails now, saying so, and not
+        # at unit 1021 with whatever the system call that ran out reports.
+        ensure_fd_limit(fds_needed(args.count), f"{args.count} unit(s) ({FDS_PER_UNIT} each, and the process's own)")
     except ValueError as exc:
         print(f"emulator: {exc}", file=sys.stderr)
         return 2
@@ -113,7 +120,11 @@ def run(args: argparse.Namespace) -> int:
             device = Device(args.kind, clock, seed=args.seed + i, serial=args.serial + i,
                             boot_time_us=args.boot_time_us, salt=os.urandom(8), rng=args.rng,
                             without=args.without, timer_lag_us=args.timer_lag_us, **options)
-            port = TcpPort(tcp[0], tcp[1] + i if tcp[1] else 0) if tcp else PtyPort()
+            try:
+                port = TcpPort(tcp[0], tcp[1] + i if tcp[1] else 0) if tcp else PtyPort()
+            except OSError as exc:
+                where = f"TCP {tcp[0]}:{tcp[1] + i if tcp[1] else 0}" if tcp else "pty"
+                raise OSError(f"unit {i} of {args.count} ({where}): {exc.strerror or exc}") from None
             unit_faults = faults if faults is None or faults.seed is None else replace(faults, seed=faults.seed + i)
             server.add(device, port, faults=unit_faults)
             devices.append(device)

@@ -63,6 +63,10 @@ class Clock:
             heapq.heappop(heap)
         return heap[0][0] if heap else None
 
+    def next_handle(self) -> Handle | None:
+        """The entry due next (not cancelled), or None."""
+        return None if self.next_due() is None else self._heap[0][3]
+
     def _pop_due(self, upto: int, priority: int = TIMER) -> Handle | None:
         due = self.next_due()
         if due is None or due > upto or self._heap[0][1] > priority:
@@ -140,10 +144,13 @@ class RealClock(Clock):
             return self._pinned
         return time.monotonic_ns() // 1000 - self._origin
 
-    def run_due(self) -> int:
-        """Run every entry due by now; returns how many ran."""
+    def run_due(self, ran: list | None = None) -> int:
+        """Run every entry due by now; returns how many ran. ran, when given, gets the function of
+        each (a unit's are its bound methods: a server learns which units acted)."""
         n = 0
         while (handle := self._pop_due(self.now())) is not None:
+            if ran is not None:
+                ran.append(handle.fn)
             if self.pin_due:
                 self._pinned = handle.t
             try:

@@ -1,6 +1,6 @@
 """Rehearsal: a served unit's code kept in the CPU's caches for its next due time.
 
-A served unit sleeps in select() until shortly before its next due time (serve.py). On
+A served unit sleeps in the serving loop until shortly before its next due time (serve.py). On
 a virtual machine the sleeping vCPU's caches fill with its neighbours' data, and the
 code that then runs the due timer runs cold. Measured on the 2-core VM this project
 is benchmarked on: a Showdown's path from an injected press to its verdict took about

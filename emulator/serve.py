@@ -1,20 +1,33 @@
 """Serving emulated units over ptys, TCP or a socketpair, on the real clock.
 
-One thread, one loop, any number of units sharing one clock. The loop blocks in
-select() until a byte arrives or until SPIN_US before the next due timer, then
-busy-waits the last stretch (still watching for bytes) so timers (verdicts above
-all) run within a few microseconds of their due time. Linux lets select() oversleep
-by its timer slack: 50 us, or 0.1% of the timeout when that is more (a 400 ms wait
-wakes up to 400 us late), so a long wait is cut short by SLACK and finished by a
-second, short select. A virtual machine adds its own: a sleeping vCPU may be woken
-milliseconds late; measured here, waking 200 us early left the p99 of the wait
-0.3-1.1 ms late, waking 2 ms early 44-50 us (python -m emulator.bench --timer-floor).
+One thread, one loop, any number of units sharing one clock. The loop blocks in a
+selector (epoll on Linux) until a byte arrives or until SPIN_US before the next due
+timer, then busy-waits the last stretch (still watching for bytes) so timers
+(verdicts above all) run within a few microseconds of their due time. Linux lets a
+wait oversleep by its timer slack: 50 us, or 0.1% of the timeout when that is more
+(a 400 ms wait wakes up to 400 us late), so a long wait is cut short by SLACK and
+finished by a second, short one. epoll counts whole milliseconds and Python rounds
+its timeout up, so a wait is asked for in whole milliseconds rounded down
+(selector_timeout): it ends up to 1 ms (rarely 2) earlier than SPIN_US before the due
+time, never later, and the spin takes the rest (no more of it than that: a longer
+spin, on a busy machine, is likelier to be preempted). A virtual machine adds its
+own: a sleeping vCPU may be woken milliseconds late; measured here, waking 200 us
+early left the p99 of the wait 0.3-1.1 ms late, waking 2 ms early 44-50 us
+(python -m emulator.bench --timer-floor).
+
+The work of one pass is that of the units that did something: each port's
+descriptors stay registered with the selector (changed only when the port's own
+change: a new TCP client, output waiting to go), and output is collected only from
+the units that received bytes or whose timers ran. The only limit on the number of
+units is the process's descriptors (RLIMIT_NOFILE): FDS_PER_UNIT each, see
+ensure_fd_limit.
 
 With rehearse=True (a serving process's default), the spin before a due time
-is spent replaying each unit's current game on a throwaway copy (rehearsal.py), so
-the due timer's code is in the CPU's caches when it runs: after a sleep it runs
-several times slower cold. A replay starts only while twice the median of the recent
-ones is left before the due time, and output waiting to go is written first.
+is spent replaying the current game of the unit due next on a throwaway copy
+(rehearsal.py), so the due timer's code is in the CPU's caches when it runs: after
+a sleep it runs several times slower cold. A replay starts only while twice the
+median of the recent ones is left before the due time, and output waiting to go is
+written first.
 
 Each unit's byte stream is a Port. A pty keeps its slave end open in the server,
 so a client may open, close and reopen the device path without the master
@@ -32,8 +45,10 @@ from __future__ import annotations
 
 import errno
 import gc
+import math
 import os
-import select
+import resource
+import selectors
 import socket
 import sys
 import termios
@@ -50,15 +65,66 @@ REHEARSAL_FIRST_GUESS_US = 500  # how long a replay is taken to last before one 
 SLACK = 0.998                 # sleep this fraction of a long wait, then wait again
 READ_SIZE = 4096
 MAX_PENDING = 256 * 1024      # output kept for a slow or absent reader; older bytes are dropped
+FDS_PER_UNIT = 2              # a pty's master and the slave end the server holds; a TCP listener and its client
+FDS_SPARE = 16                # the loop's own (wake pipe, epoll) and a new TCP client accepted before the old closes
 
 
-def spin_until(clock, due: int, fds=()) -> bool:
-    """Busy-wait until clock time due (True), or until one of fds is readable (False): bytes
-    that arrive before a due time are handled before it, as a unit's receive interrupt would."""
+def _epoll_ms(seconds: float) -> int:
+    """The milliseconds epoll_wait is given for a selector timeout: selectors rounds up to whole
+    milliseconds (times 1e-3), and epoll's conversion to nanoseconds and then to milliseconds rounds
+    up again, which turns some of those (9 ms, 13 ms, ...) into one more."""
+    ns = math.ceil(math.ceil(seconds * 1e3) * 1e-3 * 1e9)
+    return -(-ns // 1_000_000)
+
+
+def selector_timeout(us: float) -> float:
+    """A selector timeout (s) that ends a wait at most us microseconds from now: less than a
+    millisecond sooner, or two for the few that _epoll_ms makes one more. 0 (a poll) when none is left."""
+    ms = int(us) // 1000
+    # half a millisecond under: selectors' rounding up lands on ms itself; only epoll's may add one
+    for k in (ms, ms - 1):
+        if k > 0 and _epoll_ms((k - 0.5) / 1000) <= ms:
+            return (k - 0.5) / 1000
+    return 0
+
+
+def sleep_before(clock, due: int | None) -> float | None:
+    """How long (s) the loop may block waiting for clock time due (None: until bytes come):
+    until SPIN_US before it, cut by SLACK."""
+    if due is None:
+        return None
+    return selector_timeout((due - clock.now() - SPIN_US) * SLACK)
+
+
+def spin_until(clock, due: int, selector: selectors.BaseSelector | None = None) -> bool:
+    """Busy-wait until clock time due (True), or until the selector has a descriptor ready (False):
+    bytes that arrive before a due time are handled before it, as a unit's receive interrupt would."""
     while clock.now() < due:
-        if fds and select.select(fds, (), (), 0)[0]:
+        if selector is not None and selector.select(0):
             return False
     return True
+
+
+def fds_needed(units: int) -> int:
+    """Descriptors a process serving units units needs: those open now, FDS_PER_UNIT each, and spares."""
+    try:
+        open_now = len(os.listdir("/proc/self/fd")) - 1     # less the one listing it
+    except OSError:
+        open_now = 3
+    return open_now + FDS_PER_UNIT * units + FDS_SPARE
+
+
+def ensure_fd_limit(need: int, what: str) -> None:
+    """Make sure this process may open need descriptors: raise the soft RLIMIT_NOFILE up to the hard
+    limit when that is enough, else ValueError saying what (e.g. "2000 units") needs how many."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft == resource.RLIM_INFINITY or need <= soft:
+        return
+    if hard != resource.RLIM_INFINITY and need > hard:
+        raise ValueError(f"{what} need {need} file descriptors, but this process may open only {hard} "
+                         f"(RLIMIT_NOFILE, hard limit; the soft limit is {soft}): serve fewer units per "
+                         f"process, or raise the hard limit (ulimit -Hn, limits.conf, LimitNOFILE=)")
+    resource.setrlimit(resource.RLIMIT_NOFILE, (need if hard == resource.RLIM_INFINITY else hard, hard))
 
 
 class Port:
@@ -69,6 +135,7 @@ class Port:
     def __init__(self) -> None:
         self.pending = bytearray()
         self.reconnected = False     # set when a new peer appeared: the decoder restarts
+        self.fds_changed = 0         # counts changes of read_fds(): the server registers them again
 
     def read_fds(self) -> list[int]:
         raise NotImplementedError
@@ -111,7 +178,11 @@ class Port:
 class PtyPort(Port):
     def __init__(self) -> None:
         super().__init__()
-        self.master, self.slave = os.openpty()
+        try:
+            self.master, self.slave = os.openpty()
+        except OSError as exc:
+            raise OSError(exc.errno, f"no pty to be had ({exc.strerror}; the system allows "
+                                     f"{_pty_max()} in all, /proc/sys/kernel/pty/max)") from None
         tty.setraw(self.master)
         tty.setraw(self.slave)
         os.set_blocking(self.master, False)
@@ -128,7 +199,7 @@ class PtyPort(Port):
         except OSError as exc:
             if exc.errno != errno.EIO:
                 raise
-            self._hold_again()      # our slave end was hung up: without a new one select spins on EIO
+            self._hold_again()      # our slave end was hung up: without a new one the selector spins on EIO
             return b""
 
     def _hold_again(self) -> None:
@@ -151,6 +222,14 @@ class PtyPort(Port):
                 os.close(fd)
             except OSError:
                 pass
+
+
+def _pty_max() -> str:
+    try:
+        with open("/proc/sys/kernel/pty/max") as fh:
+            return fh.read().strip()
+    except OSError:
+        return "a limited number"
 
 
 class SocketPort(Port):
@@ -180,6 +259,7 @@ class SocketPort(Port):
         if self.sock is not None:
             self.sock.close()
             self.sock = None
+            self.fds_changed += 1
         self.pending.clear()
 
     def hang_up(self):
@@ -227,6 +307,7 @@ class TcpPort(SocketPort):
         conn.setblocking(False)
         conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         self.sock = conn
+        self.fds_changed += 1
         self.reconnected = True
         return b""
 
@@ -239,21 +320,32 @@ class Server:
     def __init__(self, clock, rehearse: bool = False) -> None:
         self.clock = clock
         self.rehearse = rehearse
-        self.rehearsals: list = []
+        self.rehearsals: dict = {}                    # device -> its Rehearsal
         self._rehearsal_us: deque[int] = deque([REHEARSAL_FIRST_GUESS_US], maxlen=8)   # recent replay times
         self.units: list[tuple[object, Port]] = []
         self.lines: dict[Port, _faults.Line] = {}     # the faulty lines of units added with faults
+        self._port_of: dict = {}                      # device -> its port
+        self._device_of: dict[Port, object] = {}
+        self._watched: dict[Port, dict[int, int]] = {}   # each port's descriptors in the selector, with their events
+        self._watch_state: dict[Port, tuple[int, bool]] = {}  # (fds_changed, output waiting) when registered
+        self._acted: set = set()                      # devices that may have output waiting
         self._stopping = False
+        self._selector = selectors.DefaultSelector()
         self._wake_r, self._wake_w = os.pipe()
         os.set_blocking(self._wake_r, False)
         os.set_blocking(self._wake_w, False)
+        self._selector.register(self._wake_r, selectors.EVENT_READ, None)
 
     def add(self, device, port: Port, faults: _faults.FaultSpec | None = None) -> None:
         self.units.append((device, port))
+        self._port_of[device] = port
+        self._device_of[port] = device
+        self._acted.add(device)
         if self.rehearse:
-            self.rehearsals.append(Rehearsal(device))
+            self.rehearsals[device] = Rehearsal(device)
         if faults is not None:
             self.lines[port] = _faults.Line(faults, _faults.seed_text(device.seed, device.serial))
+        self._watch(port)
 
     def stop(self) -> None:
         """Safe from a signal handler or another thread."""
@@ -270,70 +362,109 @@ class Server:
         gc_was_enabled = gc.isenabled()
         gc.disable()
         try:
-            self._run(clock)
+            while not self._stopping:
+                self._pass(clock)
+            self._drain()
         finally:
             if gc_was_enabled:
                 gc.enable()
 
-    def _run(self, clock) -> None:
-        while not self._stopping:
-            self._drain()
-            readers: dict[int, tuple] = {self._wake_r: (None, None)}
-            writers: dict[int, Port] = {}
-            for device, port in self.units:
-                for fd in port.read_fds():
-                    readers[fd] = (device, port)
-                wfd = port.write_fd()
-                if wfd is not None:
-                    writers[wfd] = port
-            due = clock.next_due()
-            if (due is None or due - clock.now() > IDLE_GC_US) and gc.get_count()[0] > GC_BATCH:
-                gc.collect()
-                due = clock.next_due()
-            timeout = None if due is None else max(0, due - clock.now() - SPIN_US) * SLACK / 1e6
-            if self.lines:
-                timeout = self._delivery_timeout(timeout)
-            try:
-                readable, writable, _ = select.select(list(readers), list(writers), [], timeout)
-            except InterruptedError:
-                continue
-            for fd in readable:
-                device, port = readers[fd]
-                if device is None:
-                    self._drain_wake()
-                    continue
-                data = port.on_readable(fd)
-                if port.reconnected:
-                    port.reconnected = False
-                    device.decoder.reset()
-                    if port in self.lines:
-                        self.lines[port].cut = False        # a new connection on a cut line works
-                if data and self.lines and port in self.lines:
-                    data = self.lines[port].into(data)
-                if data:
-                    clock.run_due()         # what was due before these bytes came happened first
-                    device.receive(data)
-            for fd in writable:
-                writers[fd].flush()
-            due = clock.next_due()
-            if due is not None and due - clock.now() <= SPIN_US:
-                fds = list(readers)
-                if self.rehearsals:
-                    self._drain()
-                    self._rehearse_until(due, fds)
-                spin_until(clock, due, fds)
-            clock.run_due()
+    def _pass(self, clock) -> None:
+        """One turn of the loop: output out, wait for bytes or the next due time, run what is due."""
         self._drain()
+        due = clock.next_due()
+        if (due is None or due - clock.now() > IDLE_GC_US) and gc.get_count()[0] > GC_BATCH:
+            gc.collect()
+            due = clock.next_due()
+        timeout = sleep_before(clock, due)
+        if self.lines:
+            timeout = self._delivery_timeout(timeout)
+        watched = self._watched
+        for key, events in self._selector.select(timeout):
+            port = key.data
+            if port is None:
+                self._drain_wake()
+                continue
+            if key.fd not in watched[port]:
+                continue            # closed earlier in this pass (a TCP client replaced by a new one)
+            if events & selectors.EVENT_READ:
+                self._receive(port, key.fd)
+            if events & selectors.EVENT_WRITE:
+                port.flush()
+            self._watch(port)
+        due = clock.next_due()
+        if due is not None and due - clock.now() <= SPIN_US:
+            if self.rehearsals:
+                self._drain()
+                self._rehearse_until(due, self._rehearsals_due())
+            spin_until(clock, due, self._selector)
+        self._run_due()
 
-    def _rehearse_until(self, due: int, fds: list[int]) -> None:
-        """Replay the units' games while another replay fits before due; stop when bytes arrive."""
+    def _receive(self, port: Port, fd: int) -> None:
+        data = port.on_readable(fd)
+        device = self._device_of[port]
+        line = self.lines.get(port) if self.lines else None
+        if port.reconnected:
+            port.reconnected = False
+            device.decoder.reset()
+            if line is not None:
+                line.cut = False        # a new connection on a cut line works
+        if data and line is not None:
+            data = line.into(data)
+        if data:
+            self._run_due()         # what was due before these bytes came happened first
+            device.receive(data)
+            self._acted.add(device)
+
+    def _run_due(self) -> None:
+        ran: list = []
+        if not self.clock.run_due(ran):
+            return
+        for fn in ran:
+            device = getattr(fn, "__self__", None)    # a unit's timers and stimuli are its bound methods
+            if device in self._port_of:
+                self._acted.add(device)
+            else:
+                self._acted.update(self._port_of)    # someone else's entry: any unit may have acted
+
+    def _watch(self, port: Port) -> None:
+        """Register the port's descriptors as they are now; called after whatever may change them."""
+        state = (port.fds_changed, not port.pending)
+        if self._watch_state.get(port) == state:
+            return
+        self._watch_state[port] = state
+        want = dict.fromkeys(port.read_fds(), selectors.EVENT_READ)
+        wfd = port.write_fd()
+        if wfd is not None:
+            want[wfd] = want.get(wfd, 0) | selectors.EVENT_WRITE
+        have = self._watched.get(port, {})
+        if want == have:
+            return
+        selector = self._selector
+        for fd in have.keys() - want.keys():
+            selector.unregister(fd)             # a closed descriptor too: the selector forgets it
+        for fd, events in want.items():
+            if fd not in have:
+                selector.register(fd, events, port)
+            elif events != have[fd]:
+                selector.modify(fd, events, port)
+        self._watched[port] = want
+
+    def _rehearsals_due(self) -> list:
+        """The rehearsal of the unit whose entry is due next (every unit's, if it is no unit's)."""
+        handle = self.clock.next_handle()
+        mine = self.rehearsals.get(getattr(handle.fn, "__self__", None)) if handle is not None else None
+        return [mine] if mine is not None else list(self.rehearsals.values())
+
+    def _rehearse_until(self, due: int, rehearsals: list) -> None:
+        """Replay these units' games while another replay fits before due; stop when bytes arrive."""
         clock = self.clock
         took = self._rehearsal_us
         # the median of the recent replays: one the machine stalled must not stop them for good
         while due - clock.now() > 2 * sorted(took)[len(took) // 2]:
             began = clock.now()
             try:
-                replayed = sum(r.run(due) for r in self.rehearsals)
+                replayed = sum(r.run(due) for r in rehearsals)
             except Exception as exc:        # a replay is only ever an optimisation: never fatal to the units
                 print(f"emulator: rehearsals stopped: {exc!r}", file=sys.stderr)
                 self.rehearsals.clear()
@@ -341,17 +472,25 @@ class Server:
             if not replayed:
                 return
             took.append(clock.now() - began)
-            if fds and select.select(fds, (), (), 0)[0]:
+            if self._selector.select(0):
                 return
 
     def _drain(self) -> None:
         lines = self.lines
-        for device, port in self.units:
-            out = device.take_output()
-            if lines and port in lines:
-                self._through_line(device, port, lines[port], out)
-            elif out:
-                port.send(out)
+        if not self._acted and not lines:
+            return
+        acted, self._acted = self._acted, set()
+        for device in acted:
+            port = self._port_of[device]
+            if port not in lines:
+                out = device.take_output()
+                if out:
+                    port.send(out)
+                    self._watch(port)
+        for port, line in lines.items():    # a faulty line delivers what it held, whether its unit acted or not
+            device = self._device_of[port]
+            self._through_line(device, port, line, device.take_output())
+            self._watch(port)
 
     def _through_line(self, device, port: Port, line: _faults.Line, out: bytes) -> None:
         now = self.clock.now()
@@ -374,7 +513,7 @@ class Server:
         for line in self.lines.values():
             t = line.next_delivery()
             if t is not None:
-                wait = max(0, t - now) / 1e6
+                wait = selector_timeout(t - now)
                 timeout = wait if timeout is None else min(timeout, wait)
         return timeout
 
@@ -388,6 +527,7 @@ class Server:
     def close(self) -> None:
         for _device, port in self.units:
             port.close()
+        self._selector.close()
         for fd in (self._wake_r, self._wake_w):
             try:
                 os.close(fd)

@@ -126,8 +126,8 @@ def test_the_serving_loop_starts_no_replay_that_the_recent_ones_say_would_end_pa
     server, host = _server_with_a_game(clock)
     try:
         due = 5_000
-        server._rehearse_until(due, [])
-        r = server.rehearsals[0]
+        (r,) = server.rehearsals.values()
+        server._rehearse_until(due, [r])
         assert r.runs >= 2
         assert clock.t <= due                      # every replay ended before the due time
         assert due - clock.t <= 2 * 200 + 100      # and it stopped only when one more would not fit
@@ -140,15 +140,16 @@ def test_bytes_that_arrive_stop_the_replays_and_a_failing_replay_stops_them_for_
     clock = SteppingClock()
     server, host = _server_with_a_game(clock)
     try:
+        (r,) = server.rehearsals.values()
         host.send(b"\x00")
-        server._rehearse_until(1_000_000, [p.sock.fileno() for _d, p in server.units])
-        assert server.rehearsals[0].runs == 1      # one replay, then the byte waiting is served first
+        server._rehearse_until(1_000_000, [r])
+        assert r.runs == 1      # one replay, then the byte waiting is served first
 
         def broken(due):
             raise RuntimeError("model bug")
-        server.rehearsals[0].run = broken
-        server._rehearse_until(1_000_000, [])
-        assert server.rehearsals == []
+        r.run = broken
+        server._rehearse_until(1_000_000, [r])
+        assert server.rehearsals == {}
         assert "rehearsals stopped: RuntimeError('model bug')" in capsys.readouterr().err
     finally:
         server.close()
@@ -194,3 +195,39 @@ def test_races_without_a_reset_are_games_of_their_own():
     assert r.run(link.clock.next_due()) and r.run(d.to_clock(press + 1_000))    # the tie window ends
     verdict = [e for e in copy_events(r) if e.NAME == "SD_VERDICT"][-1]
     assert (verdict.reason, verdict.reaction_a_us) == (R.first_press, 100_000)
+
+
+def test_the_serving_loop_rehearses_the_unit_whose_timer_is_due_next():
+    """Of many served units, the one about to run its timer is the one whose code must be warm:
+    replaying every unit's game before each due time would take longer than the spin itself."""
+    from emulator.clock import VirtualClock
+    from emulator.device import Device
+    from protocol import encode
+    clock = VirtualClock()
+    server = Server(clock, rehearse=True)
+    hosts = []
+    try:
+        devices = []
+        for serial, countdown in ((1, 1_500_000), (2, 700_000), (3, 1_100_000)):
+            d = Device("showdown", clock, serial=serial)
+            host, unit_end = socket.socketpair()
+            hosts.append(host)
+            server.add(d, SocketPort(unit_end, f"socketpair:{serial}"))
+            d.start()
+            for seq, m in enumerate((msg.CONFIG_SET(PARAMS_BY_NAME["countdown_min_us"].id, countdown),
+                                     msg.CONFIG_SET(PARAMS_BY_NAME["countdown_max_us"].id, countdown),
+                                     msg.CONFIG_SET(PARAMS_BY_NAME["beep_interval_us"].id, 2_000_000),
+                                     msg.INPUT(LOAD, PRESS, 2), msg.INPUT(TIMER, PRESS, 0))):
+                d.receive(encode(m, seq, 0))
+            devices.append(d)
+        order = []
+        while (due := clock.next_due()) is not None and due < 1_600_000:
+            (r,) = server._rehearsals_due()
+            order.append(r.unit.serial)
+            clock.advance_to(due)
+        assert order[:3] == [2, 3, 1]          # the greens, soonest first
+        assert all(server.rehearsals[d].unit is d for d in devices)
+    finally:
+        server.close()
+        for host in hosts:
+            host.close()

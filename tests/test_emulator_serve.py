@@ -180,17 +180,22 @@ def test_mountable_argument_parser():
 
 
 def test_spin_until_gives_way_to_bytes_that_arrive_before_the_due_time():
+    import selectors
+
     from emulator.clock import RealClock, VirtualClock
     from emulator.serve import spin_until
     r, w = os.pipe()
+    watching = selectors.DefaultSelector()
+    watching.register(r, selectors.EVENT_READ)
     try:
         os.write(w, b"x")
-        assert spin_until(VirtualClock(0), 10, [r]) is False     # would spin for ever without the byte
+        assert spin_until(VirtualClock(0), 10, watching) is False     # would spin for ever without the byte
         os.read(r, 1)
-        assert spin_until(VirtualClock(10), 10, [r]) is True     # due already: no wait
+        assert spin_until(VirtualClock(10), 10, watching) is True     # due already: no wait
         clock = RealClock()
         due = clock.now() + 1_000
-        assert spin_until(clock, due, [r]) is True and clock.now() >= due
+        assert spin_until(clock, due, watching) is True and clock.now() >= due
     finally:
+        watching.close()
         os.close(r)
         os.close(w)
