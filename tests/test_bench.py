@@ -128,3 +128,13 @@ def test_bench_shows_a_percentile_only_when_enough_samples_back_it():
     row = next(line for line in full.splitlines() if "knowable -> produced" in line)
     assert "n/a" not in row and "n/a:" not in full
     assert "showdown: verdict processing p99 1.99 ms" in full and "p99.9 2 ms" in full and "p99 1.00x" in full
+
+
+def test_unohil_report_draws_a_bench_file_as_histograms(tmp_path):
+    out, page = tmp_path / "bench.json", tmp_path / "bench.html"
+    assert main(["bench", "--races", "4", "--kind", "launcher", "--json", str(out)]) == 0
+    assert main(["report", str(out), "-o", str(page)]) == 0
+    html = page.read_text()
+    assert html.count('<figure data-latency="') == 4 + 5          # the launcher's four figures, the link's five
+    assert 'data-kind="launcher"' in html and "verdicts: fired " in html and "http" not in html.replace(
+        "http-equiv", "")

@@ -166,7 +166,8 @@ def run_bench(url: str | None, races: int, kinds: tuple[str, ...] = ("showdown",
                 units[d.kind] = {"device": target if url is not None else f"emulator ({d.kind}, pty)",
                                  "late_stimuli": lat.pop("late_stimuli"), "outcomes": lat.pop("outcomes"),
                                  "clock": d.clock.estimate.as_dict(),
-                                 "distributions": {k: distribution(v) for k, v in lat.items()}}
+                                 "distributions": {k: distribution(v) for k, v in lat.items()},
+                                 "samples": lat}
         finally:
             if proc is not None:
                 proc.terminate()
@@ -193,7 +194,10 @@ def run_bench(url: str | None, races: int, kinds: tuple[str, ...] = ("showdown",
     for kind, u in units.items():
         u["ratios"] = {"command_rtt_us/floor_round_trip_us": _ratio(u["distributions"]["command_rtt_us"],
                                                                     dists["floor_round_trip_us"])}
-    return {"device": url or "emulators in other processes on ptys", "link": link_kind, "races": races,
+    samples = {"floor_one_way_us": floor, "event_read_us": h_read, "event_delivered_us": h_delivered,
+               "floor_round_trip_us": floor_rtt, "floor_timer_us": timer}
+    return {"tool": "unohil", "bench": 1, "samples": samples,
+            "device": url or "emulators in other processes on ptys", "link": link_kind, "races": races,
             "emission_time": "exact" if exact else "clock sync", "units": units, "distributions": dists,
             "ratios": ratios}
 

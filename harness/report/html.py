@@ -260,3 +260,38 @@ def report_html(doc: dict, source: str = "") -> str:
     out.append(f'<script>{SCRIPT}</script>')
     out.append("</body></html>\n")
     return "\n".join(out)
+
+
+def bench_html(doc: dict, source: str = "") -> str:
+    """A `unohil bench --json` file as one page: per unit kind, a histogram of each verdict figure,
+    then the link's own figures and floors, each with its sample count (labels as the console's)."""
+    from harness.bench.latency import LINK_LABELS, UNIT_LABELS
+    out = ['<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">',
+           '<meta name="viewport" content="width=device-width"><title>unohil bench</title>',
+           f'<style>{CSS}</style></head><body data-bench="1">', f'<script>{CATCH_ERRORS}</script>',
+           f'<h1>unohil bench</h1><p class="muted">{e(source)} &middot; {e(doc.get("races"))} races per unit on '
+           f'{e(doc.get("device"))} (emission time: {e(doc.get("emission_time"))})</p>']
+
+    def figure(vals: list, title: str, key: str, kind: str) -> str:
+        vals = sorted(vals)
+        return (f'<figure data-latency="{e(key)}" data-kind="{e(kind)}">' + histogram_svg(vals, title)
+                + f'<figcaption>{len(vals)} samples; median {e(human_us(_pct(vals, 50)))}, '
+                + (f'p99 {e(human_us(_pct(vals, 99)))}' if len(vals) >= 100 else
+                   f'max {e(human_us(vals[-1]))} (too few samples for a p99)') + '</figcaption></figure>')
+
+    for kind, unit in doc.get("units", {}).items():
+        spread = ", ".join(f"{k} {v}" for k, v in unit.get("outcomes", {}).items())
+        out.append(f'<section class="bench-unit" data-kind="{e(kind)}"><h2>{e(kind)}</h2>'
+                   f'<p class="muted">verdicts: {e(spread)}</p>')
+        for key, label in UNIT_LABELS.items():
+            vals = unit.get("samples", {}).get(key)
+            if vals:
+                out.append(figure(vals, f"{kind}: {label}", key, kind))
+        out.append("</section>")
+    out.append('<section id="link"><h2>The link and its floors</h2>')
+    for key, label in LINK_LABELS.items():
+        vals = doc.get("samples", {}).get(key)
+        if vals:
+            out.append(figure(vals, label, key, "link"))
+    out.append("</section></body></html>\n")
+    return "\n".join(out)
