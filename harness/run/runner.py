@@ -421,11 +421,17 @@ class Runner:
             until = (int(est.to_host(previous + timeout)),
                      f"within {timeout} us of the previous step (its timeout)")
             if step.on_timeout == "continue":
+                try:
+                    f = self._wait_event(lambda f: self._matching(pattern, [f], previous) is not None, until, what,
+                                         events)
+                except _Missing:
+                    f = None
+                if f is not None and f.dev_us <= previous + timeout:
+                    self._frontier = max(self._frontier, f.dev_us)
+                    return f.dev_us
                 self._wait_time(previous + timeout, events)
-                self.d.confirm_events(events)
-                f = self._matching(pattern, events, previous)
                 self._frontier = max(self._frontier, previous + timeout)
-                return f.dev_us if f is not None and f.dev_us <= previous + timeout else previous + timeout
+                return previous + timeout
         f = self._wait_event(lambda f: self._matching(pattern, [f], previous) is not None, until, what, events)
         self._frontier = max(self._frontier, f.dev_us)
         return f.dev_us

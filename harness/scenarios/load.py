@@ -357,8 +357,7 @@ def _scenario(v: _Validator, node: yaml.Node) -> Scenario | None:
                     v.err(sn, f"steps[{i}].at", f"comes at the time of the {steps[-2].action} step before it, when "
                                                 f"the runner has only just heard the unit: give it time "
                                                 f"('previous + 1000')")
-                if heard_event:
-                    _lead_warning(v, sn, f"steps[{i}]", st, races, ahead)
+                _lead_warning(v, sn, f"steps[{i}]", st, races, ahead, heard_event)
                 ahead = _ahead(v, sn, f"steps[{i}]", st.at, races, ahead, st.every, _offsets(v, st.times, races),
                                st.hold_for)
                 if st.action in ("wait_for", "config"):
@@ -848,8 +847,10 @@ def _count(v: _Validator, node: yaml.Node, key: str, variables: set[str], races:
 def _step_config(v: _Validator, node: yaml.Node, key: str, unit: UnitVocab, running: dict[str, int]) -> dict[str, int]:
     """A config step's parameters, checked like the scenario's config, against the configuration the
     race has by then (the cross-parameter rules hold for the values that result)."""
+    before = len(v.problems)
     values = _config(v, node, unit, key=key, base=running)
-    running.update(values)
+    if len(v.problems) == before:       # a refused change is not counted on: the next are checked without it
+        running.update(values)
     return values
 
 
@@ -1377,7 +1378,7 @@ def _seed(v: _Validator, node: yaml.Node) -> tuple[int | None, bool]:
 
 
 def _lead_warning(v: _Validator, node: yaml.Node, key: str, st: Step, races: list[dict[str, int]],
-                  ahead: list[int]) -> None:
+                  ahead: list[int], heard_event: bool) -> None:
     """A step the runner schedules once it has heard an event (its anchor, a role's, the steps before it
     back to one) less than REAL_LEAD_US after that event, or repeated until an event with less than
     that between repetitions: a link with transit time cannot get the stimulus there in time (the
@@ -1386,7 +1387,8 @@ def _lead_warning(v: _Validator, node: yaml.Node, key: str, st: Step, races: lis
     offsets = _offsets(v, st.at.offset, races)
     gaps = [(ahead[i] if st.at.anchor == "previous" else 0) + offsets[i] for i in range(len(races))]
     closest = min(range(len(races)), key=lambda i: gaps[i], default=None)
-    if closest is not None and gaps[closest] < REAL_LEAD_US and st.action not in ("wait_for", "config", "wait"):
+    if heard_event and closest is not None and gaps[closest] < REAL_LEAD_US \
+            and st.action not in ("wait_for", "config", "wait"):
         sweep = f" (with {_env_text(races[closest])})" if len(races) > 1 else ""
         v.warn(node, key, f"{st.text} at {st.at.text!r} comes {gaps[closest]} us after the event the runner must "
                           f"hear before it can send it{sweep}; a link with transit time needs about {REAL_LEAD_US} "
