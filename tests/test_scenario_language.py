@@ -398,14 +398,16 @@ def test_comparisons_are_validated():
 
 # ---- the surprises ----
 
-def test_previous_after_a_hold_counts_from_its_release():
-    text = """
+FLASH_OPENING = """
 name: t
 unit: flash
 steps:
   - press: player_0
     at: start + 1000
-  - hold: [player_1, player_2]
+"""
+
+def test_previous_after_a_hold_counts_from_its_release():
+    text = FLASH_OPENING + """  - hold: [player_1, player_2]
     for: 300000
     at: previous + 1000
   - press: player_3
@@ -502,3 +504,46 @@ def test_the_docs_examples_of_the_new_sections_validate_and_pass():
         for rng in ("reference", "python"):
             res = run(sc, rng)
             assert res.status == "pass", (sc.name, failures(res))
+
+
+def test_until_and_wait_for_patterns_match_by_role_and_by_time_from_an_anchor():
+    # a buzzer race: wait for the verdict naming the slowest by role, then press its flashing button
+    text = FLASH_OPENING + """  - press: player_1
+  - press: player_2
+  - press: play_pause
+    at: previous + 1000
+  - release: play_pause
+    at: previous + 10000
+  - press: buzzer
+    at: previous + 490000
+  - press: opponent_1
+    at: buzzer + 150000
+  - press: opponent_2
+    at: buzzer + 240000
+  - wait_for: {FL_BUZZER_VERDICT: {slowest: opponent_2}}
+    timeout: 5000000
+  - wait_for: {FL_PENALTY: {player: opponent_2}}
+    timeout: 1000
+    on_timeout: continue
+  - press: opponent_2
+    at: previous + 1000000
+expect:
+  verdict: {slowest: opponent_2}
+"""
+    for rng in ("reference", "python"):
+        res = run(loads(text, "t.yaml")[0], rng)
+        assert res.status == "pass", failures(res)
+        verdict = next(f for f in res.races[0].frames if f.msg.NAME == "FL_BUZZER_VERDICT")
+        slowest = cat.UNITS["flash"].inputs[f"player_{verdict.msg.slowest}"]
+        presses = [f.dev_us for f in res.races[0].frames if f.msg.NAME == "INPUT_SEEN" and f.msg.input == slowest
+                   and f.msg.action == ACTION["press"]]
+        assert presses[-1] >= verdict.dev_us + 1000000
+    wrong = text.replace("{slowest: opponent_2}}\n    timeout: 5000000", "{slowest: opponent_1}}\n    timeout: 5000000")
+    res = run(loads(wrong, "t.yaml")[0])
+    assert res.status == "fail"
+    assert "no FL_BUZZER_VERDICT (wait_for of the step at line 19) within 5000000 us" in failures(res)[0]
+    timed = LAUNCHER.replace("CONFIG", "config: {fire_base_permille: 1000, burst_min: 2, burst_mode: 2, burst_max: 2}") \
+        .replace("TIMES", "3").replace("until: LA_CARD", "until: {LA_RESULT: {press_us: {min: start + 1000000}}}")
+    res = run(loads(timed, "t.yaml")[0])
+    assert res.status == "pass", failures(res)
+    assert inputs_seen(res.races[0], "button") == [101000, 1101000]     # the second press's verdict stops it

@@ -58,7 +58,7 @@ def judge(sc: Scenario, env: dict, race, events: list[Frame], scheduled: list[tu
         elif step.error is not None and f.msg.detail != step.error:
             fails.append(f"{where}: refused with {ERROR_NAMES.get(f.msg.detail, f.msg.detail)}, expected "
                          f"{ERROR_NAMES.get(step.error)}")
-    anchors = _Anchors(unit, events, start, env)
+    anchors = Anchors(unit, events, start, env)
     for exp in sc.expectations:
         if exp.when is not None and not expr.evaluate(exp.when, env):
             continue
@@ -242,7 +242,7 @@ def event_record(f: Frame, start: int, unit) -> dict:
     return {"t_us": f.dev_us - start, "event": f.msg.NAME, "fields": named_fields(f, unit, start)}
 
 
-class _Anchors:
+class Anchors:
     """The anchors an expected device time counts from, as judged at one event: start, the race's
     start; an event anchor, the latest such event at or before the judged one (the first if none is)."""
 
@@ -261,7 +261,7 @@ class _Anchors:
         return None if chosen is None else chosen.dev_us + expr.evaluate(spec.offset, self.env)
 
 
-def _time_field(f: Frame, name: str, m: TimeMatcher, unit, anchors: _Anchors | None, tolerance: int) -> str | None:
+def _time_field(f: Frame, name: str, m: TimeMatcher, unit, anchors: Anchors | None, tolerance: int) -> str | None:
     """Why a device-time field does not match a time given from anchors (None if it does)."""
     v = getattr(f.msg, name)
     if v == cat.NONE_U32 and name in unit.optional_times and _time_is_none(f, name, unit):
@@ -283,7 +283,7 @@ def _time_field(f: Frame, name: str, m: TimeMatcher, unit, anchors: _Anchors | N
 
 
 def _match_fields(f: Frame, fields: dict[str, Matcher | RoleMatcher | TimeMatcher], tolerance: int = 0, unit=None,
-                  roles: rl.RoleMap | None = None, anchors: _Anchors | None = None) -> list[str]:
+                  roles: rl.RoleMap | None = None, anchors: Anchors | None = None) -> list[str]:
     """Fields that do not match; reaction times may be off by tolerance (see _check); a field given
     by role is matched against the players the roles in force at the event (roles) stand for; a
     device time given from an anchor, against the anchors at the event."""
@@ -329,7 +329,7 @@ def _uses_roles(fields) -> bool:
 
 
 def _check(exp: Expectation, unit, events: list[Frame], verdicts: list[Frame], race, late: list[int],
-           anchors: _Anchors | None = None) -> list[str]:
+           anchors: Anchors | None = None) -> list[str]:
     out: list[str] = []
     # Host-timed presses land where the host managed to put them: a reaction counts from the
     # press as it landed, so it may be off by the race's measured timing error, no more.
@@ -424,7 +424,7 @@ def _describe_named(bad: str, f: Frame, unit) -> str:
     return bad
 
 
-def pattern_matches(f: Frame, p: EventPattern, roles: rl.RoleMap | None = None, anchors: _Anchors | None = None,
+def pattern_matches(f: Frame, p: EventPattern, roles: rl.RoleMap | None = None, anchors: Anchors | None = None,
                     unit=None) -> bool:
     """Whether an event matches a pattern (an expectation's, a step's until or wait_for)."""
     return f.msg.NAME == p.name and not _match_fields(f, p.fields, roles=roles, anchors=anchors, unit=unit)

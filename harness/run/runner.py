@@ -20,10 +20,10 @@ from protocol import Frame, catalogue as cat
 
 from harness.errors import DeviceReset, HarnessError, LateStimulus, LinkError, Nak, ScheduleError, WaitTimeout
 from harness.outcome import Outcome, worst
-from harness.run.judge import compare_races, judge, pattern_matches
+from harness.run.judge import Anchors, compare_races, judge, pattern_matches
 from harness.run.results import RaceResult, ScenarioResult
 from harness.scenarios import expr, roles as rl
-from harness.scenarios.model import REP, RoleMatcher, Scenario, Step
+from harness.scenarios.model import REP, RoleMatcher, Scenario, Step, TimeMatcher
 from harness.scenarios.units import UNITS
 from harness.session.driver import Driver
 from harness.session.prepare import prepare
@@ -185,6 +185,7 @@ class Runner:
         self._queue: list = []
         self._injected: list[int] = []      # heap: device times of this race's stimuli that may be pending
         self._race_ref = race
+        self._env = env
         prepare(d, sc.config, sc.race_seed(env["race"]), sc.physical)
         self._config = dict(sc.config)      # the configuration in force: config steps change it
         self._configs = [dict(self._config)]
@@ -374,13 +375,23 @@ class Runner:
 
     def _matching(self, pattern, events: list[Frame], since: int) -> Frame | None:
         """The first event at or after since that matches the pattern (by roles in force just before it)."""
-        facts = UNITS[self.d.kind].roles
-        before = rl.before_each(facts, events) if facts is not None and any(
-            isinstance(m, RoleMatcher) for m in pattern.fields.values()) else None
-        for i, f in enumerate(events):
-            if f.dev_us >= since and pattern_matches(f, pattern, before[i] if before is not None else None):
-                return f
-        return None
+        return next((f for f in events if f.dev_us >= since and self._fits(pattern, f, events)), None)
+
+    def _fits(self, pattern, f: Frame, events: list[Frame]) -> bool:
+        """Whether f matches a step's pattern (until, wait_for) as an expectation's would: roles as in
+        force just before it, device times from the anchors at it."""
+        if f.msg.NAME != pattern.name:
+            return False
+        unit = UNITS[self.d.kind]
+        roles = None
+        if unit.roles is not None and any(isinstance(m, RoleMatcher) for m in pattern.fields.values()):
+            prior = [e for e in events if e is not f and e.dev_us <= f.dev_us]
+            roles = rl.before_each(unit.roles, prior + [f])[-1]
+        anchors = None
+        if any(isinstance(m, TimeMatcher) for m in pattern.fields.values()):
+            known = events if any(e is f for e in events) else events + [f]
+            anchors = Anchors(unit, known, self._race_ref.start_dev_us, self._env)
+        return pattern_matches(f, pattern, roles, anchors, unit)
 
     def _came(self, step: Step, first: int, next_t: int, events: list[Frame]) -> bool:
         """Whether a step repeated until an event has seen it, deciding on the repetition due at next_t:
@@ -400,7 +411,7 @@ class Runner:
         pattern = step.until
         what = (f"{pattern.text} (until of the step at line {step.line}, {step.text}, after its {count} "
                 f"repetitions, the most its times allows)")
-        self._wait_event(lambda f: f.dev_us >= first and self._matching(pattern, [f], first) is not None,
+        self._wait_event(lambda f: f.dev_us >= first and self._fits(pattern, f, events),
                          self._until(sc, pattern.name, last_t), what, events)
 
     def _wait_for(self, step: Step, previous: int, since: int, events: list[Frame], sc: Scenario, env: dict) -> int:
@@ -422,8 +433,8 @@ class Runner:
                      f"within {timeout} us of the previous step (its timeout)")
             if step.on_timeout == "continue":
                 try:
-                    f = self._wait_event(lambda f: self._matching(pattern, [f], previous) is not None, until, what,
-                                         events)
+                    f = self._wait_event(lambda f: f.dev_us >= previous and self._fits(pattern, f, events), until,
+                                         what, events)
                 except _Missing:
                     f = None
                 if f is not None and f.dev_us <= previous + timeout:
@@ -432,7 +443,7 @@ class Runner:
                 self._wait_time(previous + timeout, events)
                 self._frontier = max(self._frontier, previous + timeout)
                 return previous + timeout
-        f = self._wait_event(lambda f: self._matching(pattern, [f], previous) is not None, until, what, events)
+        f = self._wait_event(lambda f: f.dev_us >= previous and self._fits(pattern, f, events), until, what, events)
         self._frontier = max(self._frontier, f.dev_us)
         return f.dev_us
 

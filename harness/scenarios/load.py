@@ -879,7 +879,8 @@ def _step(v: _Validator, node: yaml.Node, key: str, unit: UnitVocab | None, vari
     counted = _count(v, m["times"][1], f"{key}.times", variables, races) if "times" in m else None
     times_tree, counts = counted if counted is not None else (expr.parse("1"), [1] * len(races))
     for word, allowed in (("until", {"press", "release", "hold", "load", "unload", "door", "power", "speed"}),
-                          ("timeout", {"wait_for"}), ("on_timeout", {"wait_for"})):
+                          ("timeout", {"wait_for"}), ("on_timeout", {"wait_for"})) + tuple(
+                              (word, all_actions - {"wait_for", "config"}) for word in ("times", "every")):
         if word in m and action not in allowed:
             v.err(m[word][0], f"{key}.{word}", f"goes with a step of {', '.join(sorted(allowed))}, not {action!r}")
             return None
