@@ -279,6 +279,10 @@ def test_a_count_from_the_sweep_fails_when_the_count_differs():
     res = run(bad)
     assert res.status == "fail"
     assert "count of FL_REGISTERED: expected players - 1 = 1, got 2" in res.races[0].failures
+    text = text.replace("{FL_GAME_START: {count: players}}", "{FL_GAME_START: {count: players + 1}}")
+    (bad,) = [s for s in loads(text, "r.yaml") if s.name == sc.name]
+    assert "event FL_GAME_START{count=players + 1 = 3} not seen (in order after the previous expected event)" \
+        in run(bad).races[0].failures
 
 
 REGISTER = """

@@ -352,14 +352,14 @@ def _check(exp: Expectation, unit, events: list[Frame], verdicts: list[Frame], r
             while i < len(events) and not pattern_matches(events[i], p, roles.before[i], anchors, unit):
                 i += 1
             if i == len(events):
-                out.append(f"event {_pattern_text(p)} not seen (in order after the previous expected event)"
+                out.append(f"event {_pattern_text(p, race.env)} not seen (in order after the previous expected event)"
                            + (f"; roles in the race: {roles.history()}" if _uses_roles(p.fields) else ""))
                 break
             i += 1
     for p in exp.absent:
         hits = [f for f in events if pattern_matches(f, p, roles.at(f), anchors, unit)]
         if hits:
-            out.append(f"{_pattern_text(p)} must not happen; it did at {hits[0].dev_us - race.start_dev_us} us"
+            out.append(f"{_pattern_text(p, race.env)} must not happen; it did at {hits[0].dev_us - race.start_dev_us} us"
                        + (f" ({_describe_roles(roles.at(hits[0]))})" if _uses_roles(p.fields) else ""))
     for name, m in exp.count.items():
         n = sum(1 for f in events if f.msg.NAME == name)
@@ -465,8 +465,9 @@ def compare_races(sc: Scenario, races: list) -> None:
             last.status = Outcome.FAIL
 
 
-def _pattern_text(p: EventPattern) -> str:
+def _pattern_text(p: EventPattern, env: dict | None = None) -> str:
+    """The pattern as a failure names it; a value from an expression with what it is in the race."""
     if not p.fields:
         return p.name
-    return p.name + "{" + ", ".join(f"{k}={m.label if isinstance(m, RoleMatcher) else m.describe()}"
+    return p.name + "{" + ", ".join(f"{k}={m.describe(env) if isinstance(m, Matcher) else m.label}"
                                     for k, m in p.fields.items()) + "}"
