@@ -117,11 +117,12 @@ def test_a_loop_whose_event_comes_from_the_last_repetition_passes():
 def test_until_needs_times_and_goes_only_with_stimuli():
     text = LAUNCHER.replace("CONFIG", "").replace("    times: TIMES\n", "")
     assert any("steps[3].until: a step repeated until an event needs 'times'" in p for p in problems(text))
-    bad = LAUNCHER.replace("CONFIG", "").replace("TIMES", "3").replace("  - door: close\n",
-                                                                     "  - door: close\n  - wait: 1000\n    until: LA_DING\n")
+    bad = LAUNCHER.replace("CONFIG", "").replace("TIMES", "3").replace(
+        "  - door: close\n", "  - door: close\n  - wait: 1000\n    until: LA_DING\n")
     assert any(re.search(r"t.yaml:\d+:\d+: steps\[3\].until: goes with a step of", p) for p in problems(bad))
     unknown = LAUNCHER.replace("CONFIG", "").replace("TIMES", "3").replace("until: LA_CARD", "until: SD_GREEN")
-    assert any("t.yaml:14:12: steps[3].until: the launcher unit has no event 'SD_GREEN'" in p for p in problems(unknown))
+    assert any("t.yaml:14:12: steps[3].until: the launcher unit has no event 'SD_GREEN'" in p
+               for p in problems(unknown))
 
 
 # ---- wait for an event ----
@@ -546,7 +547,8 @@ expect:
     res = run(loads(wrong, "t.yaml")[0])
     assert res.status == "fail"
     assert "no FL_BUZZER_VERDICT (wait_for of the step at line 19) within 5000000 us" in failures(res)[0]
-    timed = LAUNCHER.replace("CONFIG", "config: {fire_base_permille: 1000, burst_min: 2, burst_mode: 2, burst_max: 2}") \
+    sure = "config: {fire_base_permille: 1000, burst_min: 2, burst_mode: 2, burst_max: 2}"
+    timed = LAUNCHER.replace("CONFIG", sure) \
         .replace("TIMES", "3").replace("until: LA_CARD", "until: {LA_RESULT: {press_us: {min: start + 1000000}}}")
     res = run(loads(timed, "t.yaml")[0])
     assert res.status == "pass", failures(res)

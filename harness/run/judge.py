@@ -359,7 +359,8 @@ def _check(exp: Expectation, unit, events: list[Frame], verdicts: list[Frame], r
     for p in exp.absent:
         hits = [f for f in events if pattern_matches(f, p, roles.at(f), anchors, unit)]
         if hits:
-            out.append(f"{_pattern_text(p, race.env)} must not happen; it did at {hits[0].dev_us - race.start_dev_us} us"
+            out.append(f"{_pattern_text(p, race.env)} must not happen; it did at "
+                       f"{hits[0].dev_us - race.start_dev_us} us"
                        + (f" ({_describe_roles(roles.at(hits[0]))})" if _uses_roles(p.fields) else ""))
     for name, m in exp.count.items():
         n = sum(1 for f in events if f.msg.NAME == name)
@@ -370,7 +371,8 @@ def _check(exp: Expectation, unit, events: list[Frame], verdicts: list[Frame], r
         if name in BUDGETS:
             # How fast the unit and the link were: a measurement with limits, never a functional fail
             # (a busy host must not turn a correct unit into a failing one).
-            race.budgets[name] = {"limit": m.describe(race.env), "value": v, "met": v is not None and m.check(v, env=race.env)}
+            race.budgets[name] = {"limit": m.describe(race.env), "value": v,
+                                  "met": v is not None and m.check(v, env=race.env)}
         elif v is None:
             out.append(f"latency.{name}: not measurable in this race")
         elif not m.check(v, env=race.env):
@@ -387,8 +389,8 @@ def _check(exp: Expectation, unit, events: list[Frame], verdicts: list[Frame], r
             elif val is None:
                 out.append(f"reaction.{who}: the verdict has no such reaction time")
             elif not m.check(val, rtol, race.env):
-                out.append(f"reaction.{who}: expected {m.describe(race.env)} us" + (f" (within the {rtol} us the host's "
-                           f"presses were off)" if rtol else "") + f", got {val} us")
+                out.append(f"reaction.{who}: expected {m.describe(race.env)} us" + (f" (within the {rtol} us the "
+                           f"host's presses were off)" if rtol else "") + f", got {val} us")
     elif exp.reaction:
         out.append("reaction times expected but no verdict arrived")
     return out

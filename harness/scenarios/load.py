@@ -55,6 +55,8 @@ STEP_COMMON = {"at", "times", "every", "expect", "error", "value", "for", "until
 #: The step words (docs/scenarios.md, Steps): stimuli, waits, and changes of configuration and switches.
 STEP_ACTIONS = ("load", "unload", "press", "release", "hold", "speed", "power", "door", "wait", "wait_for",
                 "config", "physical")
+#: The steps that give the unit a stimulus (and so may repeat it until an event).
+STIMULUS_ACTIONS = frozenset(STEP_ACTIONS) - {"wait", "wait_for", "config"}
 COMPARE_KEYS = {"same", "differ", "races"}
 EXPECT_KEYS = {"verdict", "verdicts", "events", "absent", "count", "latency", "reaction", "cases"}
 CASE_KEYS = EXPECT_KEYS - {"cases"} | {"when"}
@@ -878,7 +880,7 @@ def _step(v: _Validator, node: yaml.Node, key: str, unit: UnitVocab | None, vari
         return None
     counted = _count(v, m["times"][1], f"{key}.times", variables, races) if "times" in m else None
     times_tree, counts = counted if counted is not None else (expr.parse("1"), [1] * len(races))
-    for word, allowed in (("until", {"press", "release", "hold", "load", "unload", "door", "power", "speed"}),
+    for word, allowed in (("until", STIMULUS_ACTIONS),
                           ("timeout", {"wait_for"}), ("on_timeout", {"wait_for"})) + tuple(
                               (word, all_actions - {"wait_for", "config"}) for word in ("times", "every")):
         if word in m and action not in allowed:
@@ -1454,7 +1456,8 @@ def _compare_path(v: _Validator, pn: yaml.Node, key: str, unit: UnitVocab) -> tu
             return None
         event = unit.verdict
     if event not in unit.events:
-        v.err(pn, key, f"the {unit.kind} unit has no event {event!r}; it has: verdict, {', '.join(sorted(unit.events))}")
+        v.err(pn, key, f"the {unit.kind} unit has no event {event!r}; it has: verdict, "
+                       f"{', '.join(sorted(unit.events))}")
         return None
     known = [f.name for f in cat.BY_NAME[event].fields if f.name != "event_seq"] + ["t_us"]
     if fname not in known:

@@ -205,7 +205,7 @@ class Scenario:
     covers: tuple[str, ...] = ()   # the SPEC decision ids (SD-n, FL-n, LA-n) it exercises
     seed_same: bool = False        # every race draws from rng_seed = seed (not seed + race)
     compare: tuple[Comparison, ...] = ()
-    warnings: tuple = ()           # Problems that do not stop a run (a step closer to its anchor than a real link can honour)
+    warnings: tuple = ()           # Problems that stop nothing (a step closer to its anchor than a real link honours)
 
     def race_seed(self, race: int) -> int | None:
         if self.seed is None:
