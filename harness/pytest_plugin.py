@@ -174,7 +174,8 @@ class ScenarioFile(pytest.File):
         except ScenarioError as exc:
             raise ScenarioCollectError(str(exc)) from None
         for sc in scenarios:
-            sweep = len(sc.races) > 1 and any(k != "race" for k in sc.races[0])
+            # one item per sweep point, unless the scenario compares its races (compare: needs them all)
+            sweep = len(sc.races) > 1 and any(k != "race" for k in sc.races[0]) and not sc.compare
             if sweep:
                 for env in sc.races:
                     label = ",".join(f"{k}={v}" for k, v in env.items() if k != "race")

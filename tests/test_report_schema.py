@@ -9,7 +9,7 @@ import yaml
 from harness.cli import main
 from harness.errors import ScenarioError
 from harness.report.scenario_schema import scenario_schema
-from harness.scenarios.load import loads
+from harness.scenarios.load import STEP_COMMON, loads
 from harness.scenarios.units import UNITS
 from protocol import catalogue as cat
 
@@ -86,7 +86,7 @@ def test_each_kinds_vocabulary_comes_from_the_catalogue(kind):
     unit = UNITS[kind]
     d = SCHEMA["definitions"][kind]["properties"]
     step = d["steps"]["items"]
-    assert set(step["properties"]) - {"at", "times", "every", "for", "expect", "error", "value"} == set(unit.steps)
+    assert set(step["properties"]) - STEP_COMMON == set(unit.steps)
     press = step["properties"].get("press")
     if press is not None:
         assert press["anyOf"][0]["enum"] == list(unit.inputs)

@@ -19,7 +19,7 @@ from harness.run.parallel import Rack, Workers
 from harness.run.results import ScenarioResult
 from harness.run.runner import Runner
 from harness.scenarios.library import library_paths
-from harness.scenarios.load import load_paths
+from harness.scenarios.load import load_paths, print_warnings
 from harness.scenarios.selection import matcher
 from harness.session.driver import Driver
 from harness.session.outage import DEFAULT_BUDGET_US, Outage, parse_budget
@@ -68,6 +68,7 @@ def main(args) -> int:
     started = time.time()
     check_outputs({"--json": args.json, "--junit": args.junit}, {"--trace": args.trace})
     scenarios = load_paths(args.paths or library_paths())
+    print_warnings(scenarios)
     if args.k:
         pick = matcher(args.k)
         scenarios = [s for s in scenarios if pick(s)]

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from harness.cli.exit import Exit
 from harness.errors import ScenarioError
-from harness.scenarios.load import load_paths
+from harness.scenarios.load import load_paths, print_warnings
 
 
 def add_parser(sub) -> None:
@@ -18,6 +18,7 @@ def main(args) -> int:
     except ScenarioError as exc:
         exc.print()             # validating is all this command does: no "nothing was run"
         return Exit.USAGE
+    print_warnings(scenarios)
     races = sum(len(s.races) for s in scenarios)
     print(f"{len(scenarios)} scenario(s), {races} race(s): valid")
     return Exit.OK

@@ -7,13 +7,14 @@ from __future__ import annotations
 
 from protocol import catalogue as cat
 from harness.scenarios import roles as rl
-from harness.scenarios.load import (BUILTIN_ANCHORS, CASE_KEYS, EXPECT_KEYS, LATENCY_METRICS, STEP_COMMON,
-                                    TOP_KEYS, reaction_keys)
+from harness.scenarios.load import (BUILTIN_ANCHORS, CASE_KEYS, COMPARE_KEYS, EXPECT_KEYS, LATENCY_METRICS,
+                                    STEP_ACTIONS, STEP_COMMON, TOP_KEYS, reaction_keys)
 from harness.scenarios.units import TAGS, UNITS, UnitVocab
 
 SCHEMA_ID = "https://uno-hil.invalid/schemas/scenario.json"    # a name, not a place: nothing is fetched
 U32 = 0xFFFFFFFF
-_STEP_ACTIONS = ("load", "unload", "press", "release", "hold", "speed", "power", "door", "wait")
+#: An expression of sweep variables ('players', 'n - 1'): where an integer may be computed per race.
+_EXPRESSION = {"type": "string", "pattern": r"^\s*[A-Za-z_0-9(]", "description": "an expression of sweep variables"}
 
 
 def _time(unit: UnitVocab | None) -> dict:
@@ -30,9 +31,17 @@ def _duration() -> dict:
             "anyOf": [{"type": "integer", "minimum": 0}, {"type": "string", "pattern": r"^\s*[A-Za-z_0-9(]"}]}
 
 
+def _anchored(unit: UnitVocab) -> dict:
+    """A device time from an anchor of the race, as an expectation gives it ('green + 180000')."""
+    anchors = ["start"] + sorted(unit.anchors)
+    return {"type": "string", "pattern": rf"^\s*({'|'.join(anchors)})\b", "examples": [f"{a} + 0" for a in anchors]}
+
+
 def _value(enum: str | None, role: bool) -> dict:
     """One value a field may be matched against."""
     options: list[dict] = [{"type": "integer"}, {"const": "none"}, {"type": "null"}]
+    if not enum and not role:
+        options.append(_EXPRESSION)
     if enum:
         options.append({"enum": list(cat.ENUM_VALUES[enum])})
         if set(cat.ENUM_VALUES[enum]) & {"on", "off"}:
@@ -43,12 +52,13 @@ def _value(enum: str | None, role: bool) -> dict:
     return {"anyOf": options}
 
 
-def _matcher(value: dict) -> dict:
+def _matcher(value: dict, bound: dict | None = None) -> dict:
+    bound = bound or {"type": "integer"}
     return {"anyOf": [value, {"type": "array", "minItems": 1, "items": value},
                       {"type": "object", "additionalProperties": False, "minProperties": 1,
-                       "properties": {"min": {"type": "integer"}, "max": {"type": "integer"}}},
+                       "properties": {"min": bound, "max": bound}},
                       {"type": "object", "additionalProperties": False, "required": ["value"],
-                       "properties": {"value": {"type": "integer"}, "tol": {"type": "integer", "minimum": 0}}}]}
+                       "properties": {"value": bound, "tol": {"type": "integer", "minimum": 0}}}]}
 
 
 _DEFS: dict[str, dict] = {}      # filled while the schema is built: shared parts, referenced by name
@@ -69,7 +79,11 @@ def _fields_of(unit: UnitVocab, message: str) -> dict:
     role_fields = unit.roles.player_fields | unit.roles.mask_fields if unit.roles else set()
     props = {}
     for f in cat.BY_NAME[message].fields:
-        if f.name != "event_seq":
+        if f.name in unit.time_fields:
+            props[f.name] = _ref(f"{unit.kind}.match.time", lambda: _matcher(
+                {"anyOf": [_value(None, False), _anchored(unit)]},
+                {"anyOf": [{"type": "integer"}, _anchored(unit)]}))
+        elif f.name != "event_seq":
             enum, role = unit.enum_for(message, f.name) or f.enum, (message, f.name) in role_fields
             props[f.name] = _ref(f"match.{enum or 'integer'}{'.role' if role else ''}",
                                  lambda: _matcher(_value(enum, role)))
@@ -88,7 +102,7 @@ def _pattern_of(unit: UnitVocab) -> dict:
 
 
 def _expect_body(unit: UnitVocab, keys: set[str]) -> dict:
-    metric = _matcher({"type": "integer"})
+    metric = _matcher({"anyOf": [{"type": "integer"}, _EXPRESSION]})
     props = {
         "verdict": _fields(unit, unit.verdict),
         "verdicts": {"type": "array", "items": _fields(unit, unit.verdict)},
@@ -106,7 +120,9 @@ def _expect_body(unit: UnitVocab, keys: set[str]) -> dict:
 
 
 def _target(unit: UnitVocab) -> dict:
-    names: list[dict] = [{"enum": list(unit.inputs)}]
+    names: list[dict] = [{"enum": list(unit.inputs)},
+                         {"type": "string", "pattern": r"\{[^{}]*\}", "description": "an input name built from "
+                          "expressions of sweep variables, race and rep: 'player_{rep}'"}]
     if unit.roles is not None:
         names.append({"enum": list(rl.role_words(unit.roles))})
     return {"anyOf": names}
@@ -122,26 +138,51 @@ def _step(unit: UnitVocab) -> dict:
         "power": {"enum": ["on", "off", True, False]},
         "speed": {"enum": list(cat.ENUM_VALUES["flash_speed"])},
         "wait": _time(unit),
+        "wait_for": _pattern(unit),
+        "config": {"type": "object", "additionalProperties": False, "minProperties": 1,
+                   "properties": {k: v for k, v in _params(unit).items() if k != "rng_seed"}},
+        "physical": {**_switches(unit), "minProperties": 1},
     }
-    common = {"at": _time(unit), "times": {"type": "integer", "minimum": 1, "maximum": 1000},
+    common = {"at": _time(unit), "times": {"anyOf": [{"type": "integer", "minimum": 1, "maximum": 1000}, _EXPRESSION]},
               "every": _duration(), "for": _duration(), "expect": {"enum": ["acted", "reported", "refused"]},
               "error": {"enum": list(cat.ENUM_VALUES["error"])},
-              "value": {"type": "integer", "minimum": 0, "maximum": 255}}
-    assert set(common) == STEP_COMMON and set(actions) == set(_STEP_ACTIONS)
-    mine = [a for a in _STEP_ACTIONS if a in unit.steps]
+              "value": {"type": "integer", "minimum": 0, "maximum": 255},
+              "until": _pattern(unit), "timeout": _duration(), "on_timeout": {"enum": ["fail", "continue"]}}
+    assert set(common) == STEP_COMMON and set(actions) == set(STEP_ACTIONS)
+    mine = [a for a in STEP_ACTIONS if a in unit.steps]
     return {"type": "object", "additionalProperties": False,
             "properties": {**{a: actions[a] for a in mine}, **common},
             "oneOf": [{"required": [a]} for a in mine],
             "description": f"one action of the {unit.kind} unit ({', '.join(mine)}), when, and what it expects"}
 
 
+def _params(unit: UnitVocab) -> dict:
+    return {p.name: {"type": "integer", "minimum": p.min, "maximum": p.max, "default": p.default,
+                     "description": p.doc} for p in unit.params}
+
+
+def _switches(unit: UnitVocab) -> dict:
+    return {"type": "object", "additionalProperties": False,
+            "properties": {s: {"enum": list(pos) + ([True, False] if {"on", "off"} <= set(pos) else [])}
+                           for s, pos in unit.switches.items()}}
+
+
+def _compare(unit: UnitVocab) -> dict:
+    path = {"type": "string", "pattern": r"^[A-Za-z_][A-Za-z_0-9]*(\[[0-9]+\])?\.[a-z_0-9]+$",
+            "examples": ["verdict.loser", "verdicts[1].fired", f"{sorted(unit.events)[0]}.t_us"]}
+    paths = {"anyOf": [path, {"type": "array", "minItems": 1, "items": path}]}
+    props = {"same": paths, "differ": paths, "races": {"type": "array", "items": {"type": "integer", "minimum": 0}}}
+    assert set(props) == COMPARE_KEYS
+    return {"type": "array", "items": {"type": "object", "additionalProperties": False, "properties": props,
+                                       "oneOf": [{"required": ["same"]}, {"required": ["differ"]}]}}
+
+
 def _unit(unit: UnitVocab) -> dict:
-    params = {p.name: {"type": "integer", "minimum": p.min, "maximum": p.max, "default": p.default,
-                       "description": p.doc} for p in unit.params}
+    params = _params(unit)
     sweep_value = {"anyOf": [{"type": "array", "items": {"type": "integer"}},
                              {"type": "object", "additionalProperties": False, "required": ["from", "to", "step"],
                               "properties": {k: {"type": "integer"} for k in ("from", "to", "step")}}]}
-    reserved = sorted(set(BUILTIN_ANCHORS) | set(unit.anchors) | {"race"})
+    reserved = sorted(set(BUILTIN_ANCHORS) | set(unit.anchors) | {"race", "rep"})
     needs = list(unit.capabilities) + [f"no {c}" for c in unit.capabilities]
     props = {
         "name": {"type": "string", "minLength": 1},
@@ -149,7 +190,10 @@ def _unit(unit: UnitVocab) -> dict:
         "description": {"type": "string"},
         "tags": {"type": "array", "items": {"type": "string", "examples": list(TAGS)}},
         "covers": {"type": "array", "uniqueItems": True, "items": {"enum": [d.id for d in unit.decisions]}},
-        "seed": {"type": "integer", "minimum": 0, "maximum": U32},
+        "seed": {"anyOf": [{"type": "integer", "minimum": 0, "maximum": U32},
+                           {"type": "object", "additionalProperties": False, "required": ["same"],
+                            "properties": {"same": {"type": "integer", "minimum": 0, "maximum": U32}}}]},
+        "compare": _compare(unit),
         "config": {"type": "object", "additionalProperties": False, "properties": params},
         "repeat": {"type": "integer", "minimum": 1, "maximum": 1_000_000},
         "sweep": {"type": "object", "additionalProperties": sweep_value,
@@ -160,9 +204,7 @@ def _unit(unit: UnitVocab) -> dict:
         "timeout_us": {"type": "integer", "minimum": 1, "maximum": 3_600_000_000},
         "timing": {"enum": ["any", "exact"]},
         "needs": {"type": "array", "items": {"enum": needs}},
-        "physical": {"type": "object", "additionalProperties": False,
-                     "properties": {s: {"enum": list(pos) + ([True, False] if {"on", "off"} <= set(pos) else [])}
-                                    for s, pos in unit.switches.items()}},
+        "physical": _switches(unit),
     }
     props["expect"]["properties"]["cases"] = {"type": "array", "items": {
         **_expect_body(unit, CASE_KEYS), "required": ["when"]}}

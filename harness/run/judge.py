@@ -5,7 +5,7 @@ from protocol import Frame, catalogue as cat, devtime
 
 from harness.outcome import Outcome
 from harness.scenarios import expr, roles as rl
-from harness.scenarios.model import EventPattern, Expectation, Matcher, RoleMatcher, Scenario, Step
+from harness.scenarios.model import EventPattern, Expectation, Matcher, RoleMatcher, Scenario, Step, TimeMatcher
 from harness.scenarios.units import UNITS
 from harness.session.clocksync import ClockEstimate
 from harness.session.driver import ACTION
@@ -19,9 +19,10 @@ BUDGETS = frozenset({"device_us", "processing_us", "host_us", "host_processing_u
 
 
 def judge(sc: Scenario, env: dict, race, events: list[Frame], scheduled: list[tuple[Step, int, int, int]], *,
-          host_timed: bool, clock: ClockEstimate | None) -> None:
+          host_timed: bool, clock: ClockEstimate | None, configs: list[dict[str, int]] | None = None) -> None:
     """Judge one race from the events it produced and the stimuli it scheduled (step, input,
-    edge, device time): fills the race's verdicts, latency, timing errors, failures, status."""
+    edge, device time): fills the race's verdicts, latency, timing errors, failures, status.
+    configs: the configurations the race ran under (config steps change it), the first the scenario's."""
     unit = UNITS[sc.unit]
     start = race.start_dev_us
     race.frames = events
@@ -37,7 +38,10 @@ def judge(sc: Scenario, env: dict, race, events: list[Frame], scheduled: list[tu
                 race.timing_errors_us.append(f.dev_us - at)
     fails = race.failures
     late = _timer_lateness(events, unit, fails)
-    fails.extend(early_timers(events, unit, unit.with_defaults(sc.config)))
+    # A timer is early only if it is early under every configuration the race had: each delay grows
+    # with its parameters, so the least value each had gives the earliest a timer can be due.
+    runs = [unit.with_defaults(c) for c in configs or [sc.config]]
+    fails.extend(early_timers(events, unit, {k: min(c[k] for c in runs) for k in runs[0]}))
     fails.extend(early_verdicts(verdict_frames, unit))
     for step, inp, edge, at in scheduled:
         if step.expect is None:
@@ -54,11 +58,12 @@ def judge(sc: Scenario, env: dict, race, events: list[Frame], scheduled: list[tu
         elif step.error is not None and f.msg.detail != step.error:
             fails.append(f"{where}: refused with {ERROR_NAMES.get(f.msg.detail, f.msg.detail)}, expected "
                          f"{ERROR_NAMES.get(step.error)}")
+    anchors = Anchors(unit, events, start, env)
     for exp in sc.expectations:
         if exp.when is not None and not expr.evaluate(exp.when, env):
             continue
         prefix = f"[when {exp.when_text}] " if exp.when is not None else ""
-        fails.extend(prefix + x for x in _check(exp, unit, events, verdict_frames, race, late))
+        fails.extend(prefix + x for x in _check(exp, unit, events, verdict_frames, race, late, anchors))
     if fails:
         race.status = Outcome.FAIL
     race.unit = unit
@@ -237,19 +242,64 @@ def event_record(f: Frame, start: int, unit) -> dict:
     return {"t_us": f.dev_us - start, "event": f.msg.NAME, "fields": named_fields(f, unit, start)}
 
 
-def _match_fields(f: Frame, fields: dict[str, Matcher | RoleMatcher], tolerance: int = 0, unit=None,
-                  roles: rl.RoleMap | None = None) -> list[str]:
+class Anchors:
+    """The anchors an expected device time counts from, as judged at one event: start, the race's
+    start; an event anchor, the latest such event at or before the judged one (the first if none is)."""
+
+    def __init__(self, unit, events: list[Frame], start: int, env: dict):
+        self.unit, self.events, self.start, self.env = unit, events, start, env
+        self.index = {id(f): i for i, f in enumerate(events)}
+
+    def time(self, spec, at: Frame) -> int | None:
+        if spec.anchor == "start":
+            return self.start + expr.evaluate(spec.offset, self.env)
+        name = self.unit.anchors[spec.anchor]
+        upto = self.index.get(id(at), len(self.events) - 1)
+        same = [f for f in self.events if f.msg.NAME == name]
+        before = [f for f in self.events[:upto + 1] if f.msg.NAME == name]
+        chosen = before[-1] if before else same[0] if same else None
+        return None if chosen is None else chosen.dev_us + expr.evaluate(spec.offset, self.env)
+
+
+def _time_field(f: Frame, name: str, m: TimeMatcher, unit, anchors: Anchors | None, tolerance: int) -> str | None:
+    """Why a device-time field does not match a time given from anchors (None if it does)."""
+    v = getattr(f.msg, name)
+    if v == cat.NONE_U32 and name in unit.optional_times and _time_is_none(f, name, unit):
+        return f"{name}: expected {m.describe()}, got none"
+    if anchors is None:
+        return f"{name}: expected {m.describe()}: no anchors to count from"
+    missing = [s.anchor for s in (m.lo, m.hi) if s is not None and anchors.time(s, f) is None]
+    if missing:
+        return f"{name}: expected {m.describe()}, but the race had no {unit.anchors[missing[0]]} ({missing[0]})"
+    lo, hi = m.bounds(lambda s: anchors.time(s, f))
+    got = f.dev_us + devtime.diff(v, f.time_us)
+    if (lo is not None and got < lo - tolerance) or (hi is not None and got > hi + tolerance):
+        want = lo if lo == hi else None
+        rel = f" ({got - want:+d} us)" if want is not None else ""
+        return (f"{name}: expected {m.describe()}" + (f" (within the {tolerance} us the host's presses were off)"
+                                                      if tolerance else "")
+                + f", got {got - anchors.start} us from the start{rel}")
+    return None
+
+
+def _match_fields(f: Frame, fields: dict[str, Matcher | RoleMatcher | TimeMatcher], tolerance: int = 0, unit=None,
+                  roles: rl.RoleMap | None = None, anchors: Anchors | None = None) -> list[str]:
     """Fields that do not match; reaction times may be off by tolerance (see _check); a field given
-    by role is matched against the players the roles in force at the event (roles) stand for."""
+    by role is matched against the players the roles in force at the event (roles) stand for; a
+    device time given from an anchor, against the anchors at the event."""
     bad = []
     for name, m in fields.items():
         v = getattr(f.msg, name)
-        if isinstance(m, RoleMatcher):
+        if isinstance(m, TimeMatcher):
+            why = _time_field(f, name, m, unit, anchors, tolerance)
+            if why is not None:
+                bad.append(why)
+        elif isinstance(m, RoleMatcher):
             if v not in m.values(roles):
                 who = roles.role_of(v) if roles is not None and not m.mask else None
                 bad.append(f"{name}: expected {m.describe(roles)}, got {v}" + (f" ({who})" if who else ""))
-        elif not m.check(v, tolerance if name.startswith("reaction_") else 0):
-            bad.append(f"{name}: expected {m.describe()}, got {v}")
+        elif not m.check(v, tolerance if name.startswith("reaction_") else 0, anchors.env if anchors else None):
+            bad.append(f"{name}: expected {m.describe(anchors.env if anchors else None)}, got {v}")
         elif unit is not None and v == cat.NONE_U32 and name in unit.optional_times \
                 and not _time_is_none(f, name, unit) and m.kind in ("eq", "any") and cat.NONE_U32 in m.values:
             bad.append(f"{name}: expected {m.describe()}, got a time, {v} (its {unit.optional_times[name]} is set)")
@@ -278,7 +328,8 @@ def _uses_roles(fields) -> bool:
     return any(isinstance(m, RoleMatcher) for m in fields.values())
 
 
-def _check(exp: Expectation, unit, events: list[Frame], verdicts: list[Frame], race, late: list[int]) -> list[str]:
+def _check(exp: Expectation, unit, events: list[Frame], verdicts: list[Frame], race, late: list[int],
+           anchors: Anchors | None = None) -> list[str]:
     out: list[str] = []
     # Host-timed presses land where the host managed to put them: a reaction counts from the
     # press as it landed, so it may be off by the race's measured timing error, no more.
@@ -290,7 +341,7 @@ def _check(exp: Expectation, unit, events: list[Frame], verdicts: list[Frame], r
         if len(verdicts) != len(exp.verdicts):
             out.append(f"expected {len(exp.verdicts)} {unit.verdict} event(s), got {len(verdicts)}")
         for i, (want, f) in enumerate(zip(exp.verdicts, verdicts)):
-            bad = _match_fields(f, want, tol + (late[i] if i < len(late) else 0), unit, roles.at(f))
+            bad = _match_fields(f, want, tol + (late[i] if i < len(late) else 0), unit, roles.at(f), anchors)
             for b in bad:
                 out.append(f"verdict[{i}].{_describe_named(b, f, unit)}")
             if bad and _uses_roles(want):
@@ -298,32 +349,34 @@ def _check(exp: Expectation, unit, events: list[Frame], verdicts: list[Frame], r
     if exp.events:
         i = 0
         for p in exp.events:
-            while i < len(events) and not _pattern_ok(events[i], p, roles.before[i]):
+            while i < len(events) and not pattern_matches(events[i], p, roles.before[i], anchors, unit):
                 i += 1
             if i == len(events):
-                out.append(f"event {_pattern_text(p)} not seen (in order after the previous expected event)"
+                out.append(f"event {_pattern_text(p, race.env)} not seen (in order after the previous expected event)"
                            + (f"; roles in the race: {roles.history()}" if _uses_roles(p.fields) else ""))
                 break
             i += 1
     for p in exp.absent:
-        hits = [f for f in events if _pattern_ok(f, p, roles.at(f))]
+        hits = [f for f in events if pattern_matches(f, p, roles.at(f), anchors, unit)]
         if hits:
-            out.append(f"{_pattern_text(p)} must not happen; it did at {hits[0].dev_us - race.start_dev_us} us"
+            out.append(f"{_pattern_text(p, race.env)} must not happen; it did at "
+                       f"{hits[0].dev_us - race.start_dev_us} us"
                        + (f" ({_describe_roles(roles.at(hits[0]))})" if _uses_roles(p.fields) else ""))
     for name, m in exp.count.items():
         n = sum(1 for f in events if f.msg.NAME == name)
-        if not m.check(n):
-            out.append(f"count of {name}: expected {m.describe()}, got {n}")
+        if not m.check(n, env=race.env):
+            out.append(f"count of {name}: expected {m.describe(race.env)}, got {n}")
     for name, m in exp.latency.items():
         v = race.latency.get(name)
         if name in BUDGETS:
             # How fast the unit and the link were: a measurement with limits, never a functional fail
             # (a busy host must not turn a correct unit into a failing one).
-            race.budgets[name] = {"limit": m.describe(), "value": v, "met": v is not None and m.check(v)}
+            race.budgets[name] = {"limit": m.describe(race.env), "value": v,
+                                  "met": v is not None and m.check(v, env=race.env)}
         elif v is None:
             out.append(f"latency.{name}: not measurable in this race")
-        elif not m.check(v):
-            out.append(f"latency.{name}: expected {m.describe()} us, got {v} us")
+        elif not m.check(v, env=race.env):
+            out.append(f"latency.{name}: expected {m.describe(race.env)} us, got {v} us")
     if exp.reaction and verdicts:
         v = verdicts[-1].msg
         rtol = tol + late[-1]
@@ -335,9 +388,9 @@ def _check(exp: Expectation, unit, events: list[Frame], verdicts: list[Frame], r
                 out.append(f"reaction.{who}: the game has no such player ({_describe_roles(at_verdict)})")
             elif val is None:
                 out.append(f"reaction.{who}: the verdict has no such reaction time")
-            elif not m.check(val, rtol):
-                out.append(f"reaction.{who}: expected {m.describe()} us" + (f" (within the {rtol} us the host's "
-                           f"presses were off)" if rtol else "") + f", got {val} us")
+            elif not m.check(val, rtol, race.env):
+                out.append(f"reaction.{who}: expected {m.describe(race.env)} us" + (f" (within the {rtol} us the "
+                           f"host's presses were off)" if rtol else "") + f", got {val} us")
     elif exp.reaction:
         out.append("reaction times expected but no verdict arrived")
     return out
@@ -373,12 +426,50 @@ def _describe_named(bad: str, f: Frame, unit) -> str:
     return bad
 
 
-def _pattern_ok(f: Frame, p: EventPattern, roles: rl.RoleMap | None = None) -> bool:
-    return f.msg.NAME == p.name and not _match_fields(f, p.fields, roles=roles)
+def pattern_matches(f: Frame, p: EventPattern, roles: rl.RoleMap | None = None, anchors: Anchors | None = None,
+                    unit=None) -> bool:
+    """Whether an event matches a pattern (an expectation's, a step's until or wait_for)."""
+    return f.msg.NAME == p.name and not _match_fields(f, p.fields, roles=roles, anchors=anchors, unit=unit)
 
 
-def _pattern_text(p: EventPattern) -> str:
+def compare_races(sc: Scenario, races: list) -> None:
+    """The scenario's comparisons across its races (compare:): each race's value of the field, equal
+    in all (same) or different between every two (differ). A failure is put on the last race compared,
+    naming the races and their values; races not judged (link errors, resets) are left out, said."""
+    if not sc.compare:
+        return
+    by_index = {r.index: r for r in races}
+    unit = UNITS[sc.unit]
+    for c in sc.compare:
+        judged = [by_index[i] for i in c.races if i in by_index and by_index[i].status in (Outcome.PASS, Outcome.FAIL)]
+        if len(judged) < 2:
+            continue
+        values = {}
+        for r in judged:
+            frames = [f for f in r.frames if f.msg.NAME == c.event]
+            if c.index >= len(frames):
+                values[r.index] = None
+                continue
+            f = frames[c.index]
+            values[r.index] = f.dev_us - r.start_dev_us if c.field == "t_us" else \
+                named_fields(f, unit, r.start_dev_us)[c.field]
+        shown = ", ".join(f"race {i}: {'no ' + c.event if v is None else v}" for i, v in values.items())
+        vals = list(values.values())
+        if None in vals:
+            bad = f"{c.event}[{c.index}] missing in a race"
+        elif c.kind == "same":
+            bad = None if len(set(map(repr, vals))) == 1 else "not the same in every race"
+        else:
+            bad = None if len(set(map(repr, vals))) == len(vals) else "the same in two races"
+        if bad is not None:
+            last = judged[-1]
+            last.failures.append(f"compare (line {c.line}) {c.text}: {bad} ({shown})")
+            last.status = Outcome.FAIL
+
+
+def _pattern_text(p: EventPattern, env: dict | None = None) -> str:
+    """The pattern as a failure names it; a value from an expression with what it is in the race."""
     if not p.fields:
         return p.name
-    return p.name + "{" + ", ".join(f"{k}={m.label if isinstance(m, RoleMatcher) else m.describe()}"
+    return p.name + "{" + ", ".join(f"{k}={m.describe(env) if isinstance(m, Matcher) else m.label}"
                                     for k, m in p.fields.items()) + "}"

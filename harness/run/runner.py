@@ -20,10 +20,10 @@ from protocol import Frame, catalogue as cat
 
 from harness.errors import DeviceReset, HarnessError, LateStimulus, LinkError, Nak, ScheduleError, WaitTimeout
 from harness.outcome import Outcome, worst
-from harness.run.judge import judge
+from harness.run.judge import Anchors, compare_races, judge, pattern_matches
 from harness.run.results import RaceResult, ScenarioResult
 from harness.scenarios import expr, roles as rl
-from harness.scenarios.model import Scenario, Step
+from harness.scenarios.model import REP, RoleMatcher, Scenario, Step, TimeMatcher
 from harness.scenarios.units import UNITS
 from harness.session.driver import Driver
 from harness.session.outage import Outage
@@ -109,6 +109,7 @@ class Runner:
                 res.status, res.error = worst([Outcome.INTERRUPTED] + [r.status for r in res.races]), why
                 break
         else:
+            compare_races(sc, res.races)
             res.status = worst(r.status for r in res.races)
         res.health = self.d.health.minus(health0)
         res.wall_s = time.perf_counter() - t0
@@ -206,7 +207,10 @@ class Runner:
         self._queue: list = []
         self._injected: list[int] = []      # heap: device times of this race's stimuli that may be pending
         self._race_ref = race
-        prepare(d, sc.config, None if sc.seed is None else sc.seed + env["race"], sc.physical)
+        self._env = env
+        prepare(d, sc.config, sc.race_seed(env["race"]), sc.physical)
+        self._config = dict(sc.config)      # the configuration in force: config steps change it
+        self._configs = [dict(self._config)]
         start = self._start_time()
         race.start_dev_us = start
         if d.trace is not None:     # where each race begins, for a trace read back (unohil record --from-trace)
@@ -220,6 +224,11 @@ class Runner:
         scheduled: list[tuple[Step, int, int, int]] = []   # step, input, edge, time
         last_t = start
         for step in sc.steps:
+            if step.action == "wait_for":
+                anchors["previous"] = self._wait_for(step, anchors["previous"], max(last_t, anchors["previous"]),
+                                                     events, sc, env)
+                last_t = max(last_t, anchors["previous"])
+                continue
             if step.at.anchor in unit.anchors:
                 anchors[step.at.anchor] = self._anchor(unit.anchors[step.at.anchor], step.at, anchors["previous"],
                                                        max(last_t, anchors["previous"]), events, sc, step)
@@ -227,14 +236,26 @@ class Runner:
             t = step.at.resolve(anchors, env)
             if step.roles:
                 step = self._cast(step, anchors[step.at.anchor], t, events, race)
+            if step.action == "config":
+                self._set_config(step, t, events, race)
+                anchors["previous"] = last_t = max(last_t, t)
+                continue
             every = expr.evaluate(step.every, env) if step.every is not None else 0
-            for k in range(step.times):
+            count = step.count(env)
+            for k in range(count):
                 tk = t + k * every
-                for inp, edge, val, at in self._stimuli(step, tk, env):
+                if k and step.until is not None and self._came(step, t, tk, events):
+                    break
+                stimuli = self._stimuli(step, tk, env | {REP: k})
+                for inp, edge, val, at in stimuli:
                     self._apply(step, inp, edge, val, at, events, race)
                     scheduled.append((step, inp, edge, at))
                     last_t = max(last_t, at)
-                anchors["previous"] = tk
+                # previous: the step's last stimulus (a hold's release), a wait's time
+                anchors["previous"] = max((at for *_, at in stimuli), default=tk)
+            else:
+                if step.until is not None:
+                    self._until_after_cap(step, t, count, last_t, events, sc)
         n_verdicts = sc.verdict_count
         verdict_name = unit.verdict
         got = [f for f in events if f.msg.NAME == verdict_name]
@@ -262,7 +283,8 @@ class Runner:
         # far it got, so the race is judged on everything it said (or becomes a link error).
         d.confirm_events(events)
         events = [f for f in events if f.dev_us >= start - 1]
-        judge(sc, env, race, events, scheduled, host_timed=self.host_timed, clock=d.clock.estimate)
+        judge(sc, env, race, events, scheduled, host_timed=self.host_timed, clock=d.clock.estimate,
+              configs=self._configs)
 
     def _anchor(self, name: str, spec, previous: int, since: int, events: list[Frame], sc: Scenario,
                 step: Step | None) -> int:
@@ -303,7 +325,7 @@ class Runner:
         if sc.timeout_us is not None:
             return d.now_us() + sc.timeout_us, f"within {duration(sc.timeout_us)} (the scenario's timeout_us)"
         unit = UNITS[sc.unit]
-        bound = unit.latest_us(event, sc.config)
+        bound = unit.latest_us(event, self._config)
         deadline = since + bound + WAIT_MARGIN_US
         est = d.clock.estimate or d.sync_clock()
         start = self._race_ref.start_dev_us
@@ -350,13 +372,116 @@ class Runner:
         return replace(step, input=inputs[0], roles=(), text=text)
 
     def _stimuli(self, step: Step, t: int, env: dict):
+        """(input, edge, value, device time) of one repetition of a step; env includes rep, its index."""
+        unit = UNITS[self.d.kind]
         if step.action == "wait":
             return []
+        if step.action == "physical":
+            return [(unit.inputs[name], *unit.switches[name][position], t) for name, position in step.switches.items()]
+        named = [unit.inputs[n.name(env)] for n in step.names]
         if step.action == "hold":
             dur = expr.evaluate(step.hold_for, env)
-            inputs = [i for i in range(16) if step.value >> i & 1]
+            value = step.value | sum(1 << i for i in named)
+            inputs = [i for i in range(16) if value >> i & 1]
             return [(i, "press", 0, t) for i in inputs] + [(i, "release", 0, t + dur) for i in inputs]
-        return [(step.input, step.action_edge, step.value, t)]
+        return [(named[0] if named else step.input, step.action_edge, step.value, t)]
+
+    def _lead(self) -> int:
+        """How far ahead of the device's now a stimulus must be sent to get there in time: on a link with
+        transit time its round trip, the clock's uncertainty both ways and the turnaround."""
+        d = self.d
+        est = d.clock.estimate or d.sync_clock()
+        if d.link.virtual and est.best_rtt_us == 0:
+            return VIRTUAL_LEAD_US
+        return est.best_rtt_us + 2 * int(est.uncertainty_us) + ROLE_SLACK_US
+
+    def _matching(self, pattern, events: list[Frame], since: int) -> Frame | None:
+        """The first event at or after since that matches the pattern (by roles in force just before it)."""
+        return next((f for f in events if f.dev_us >= since and self._fits(pattern, f, events)), None)
+
+    def _fits(self, pattern, f: Frame, events: list[Frame]) -> bool:
+        """Whether f matches a step's pattern (until, wait_for) as an expectation's would: roles as in
+        force just before it, device times from the anchors at it."""
+        if f.msg.NAME != pattern.name:
+            return False
+        unit = UNITS[self.d.kind]
+        roles = None
+        if unit.roles is not None and any(isinstance(m, RoleMatcher) for m in pattern.fields.values()):
+            prior = [e for e in events if e is not f and e.dev_us <= f.dev_us]
+            roles = rl.before_each(unit.roles, prior + [f])[-1]
+        anchors = None
+        if any(isinstance(m, TimeMatcher) for m in pattern.fields.values()):
+            known = events if any(e is f for e in events) else events + [f]
+            anchors = Anchors(unit, known, self._race_ref.start_dev_us, self._env)
+        return pattern_matches(f, pattern, roles, anchors, unit)
+
+    def _came(self, step: Step, first: int, next_t: int, events: list[Frame]) -> bool:
+        """Whether a step repeated until an event has seen it, deciding on the repetition due at next_t:
+        the runner hears the unit up to the lead that repetition needs, then looks."""
+        hear_until = next_t - self._lead()
+        self._wait_time(hear_until, events)
+        self.d.confirm_events(events)
+        self._frontier = max(self._frontier, hear_until)
+        return self._matching(step.until, events, first) is not None
+
+    def _until_after_cap(self, step: Step, first: int, count: int, last_t: int, events: list[Frame],
+                         sc: Scenario) -> None:
+        """A loop that gave its stimulus the most times it may: its event still has to come (from the
+        last repetition, within the unit's bound for it), or the race fails saying what it waited for."""
+        if self._matching(step.until, events, first) is not None:
+            return
+        pattern = step.until
+        what = (f"{pattern.text} (until of the step at line {step.line}, {step.text}, after its {count} "
+                f"repetitions, the most its times allows)")
+        self._wait_event(lambda f: f.dev_us >= first and self._fits(pattern, f, events),
+                         self._until(sc, pattern.name, last_t), what, events)
+
+    def _wait_for(self, step: Step, previous: int, since: int, events: list[Frame], sc: Scenario, env: dict) -> int:
+        """A wait_for step: the time of the first matching event at or after the previous step's time;
+        one that does not come within the timeout (from previous; by default the unit's bound for it
+        after the latest step) fails the race saying what was waited for, or with on_timeout: continue
+        the steps after it go on from previous + timeout."""
+        pattern = step.awaited
+        f = self._matching(pattern, events, previous)
+        if f is not None:
+            return f.dev_us
+        what = f"{pattern.text} (wait_for of the step at line {step.line})"
+        if step.timeout is None:
+            until = self._until(sc, pattern.name, since)
+        else:
+            timeout = expr.evaluate(step.timeout, env)
+            est = self.d.clock.estimate or self.d.sync_clock()
+            until = (int(est.to_host(previous + timeout)),
+                     f"within {timeout} us of the previous step (its timeout)")
+            if step.on_timeout == "continue":
+                try:
+                    f = self._wait_event(lambda f: f.dev_us >= previous and self._fits(pattern, f, events), until,
+                                         what, events)
+                except _Missing:
+                    f = None
+                if f is not None and f.dev_us <= previous + timeout:
+                    self._frontier = max(self._frontier, f.dev_us)
+                    return f.dev_us
+                self._wait_time(previous + timeout, events)
+                self._frontier = max(self._frontier, previous + timeout)
+                return previous + timeout
+        f = self._wait_event(lambda f: f.dev_us >= previous and self._fits(pattern, f, events), until, what, events)
+        self._frontier = max(self._frontier, f.dev_us)
+        return f.dev_us
+
+    def _set_config(self, step: Step, t: int, events: list[Frame], race: RaceResult) -> None:
+        """A config step: CONFIG_SET of its parameters once the device clock reaches its time (a host
+        command, not a stimulus: the unit allows it only while idle, SPEC 4.7); later waits count with
+        the new values."""
+        self._wait_time(t, events)
+        try:
+            self.d.apply_config(step.config)
+        except Nak as exc:      # the unit's refusal (wrong_state: not idle) fails the race, naming the step
+            raise _Missing(f"the step at line {step.line} ({step.text} at {t - race.start_dev_us} us): {exc}") \
+                from None
+        self._frontier = max(self._frontier, t)
+        self._config.update(step.config)
+        self._configs.append(dict(self._config))
 
     def _apply(self, step: Step, inp: int, edge: str, value: int, at: int, events: list[Frame],
                race: RaceResult) -> None:

@@ -20,7 +20,8 @@ from protocol import catalogue as cat, devtime
 
 from harness.errors import Problem, ScenarioError
 from harness.scenarios import expr, roles as rl
-from harness.scenarios.model import EventPattern, Expectation, Matcher, RoleMatcher, Scenario, Step, TimeSpec
+from harness.scenarios.model import (REP, Comparison, EventPattern, Expectation, Matcher, NameTemplate, RoleMatcher,
+                                     Scenario, Step, TimeMatcher, TimeSpec)
 from harness.scenarios.units import UNITS, UnitVocab
 
 BUILTIN_ANCHORS = ("start", "previous")
@@ -28,7 +29,8 @@ BUILTIN_ANCHORS = ("start", "previous")
 #: if not this one), so no sweep variable may take such a name.
 ALL_ANCHORS = frozenset(BUILTIN_ANCHORS).union(*(u.anchors for u in cat.UNITS.values()))
 #: Other names the language gives a meaning: the race index, "next green", the functions, Python's keywords.
-RESERVED_NAMES = frozenset({"race", "next", "abs", "max", "min"}) | frozenset(keyword.kwlist)
+RESERVED_NAMES = frozenset({"race", "rep", "next", "abs", "max", "min"}) | frozenset(keyword.kwlist)
+
 
 # Caps: validation does work bounded by these, each checked before the work it bounds (docs/scenarios.md).
 MAX_FILE_BYTES = 1_000_000          # a scenario file; the library's largest is 12 kB
@@ -49,8 +51,14 @@ MAX_AHEAD_US = 30 * 60 * 1_000_000
 LATENCY_METRICS = ("device_us", "inherent_us", "processing_us", "host_us", "host_processing_us")
 TAG_FORM = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]*")     # a word that -k and -m (as a hil_ marker) can name
 TOP_KEYS = {"name", "unit", "description", "tags", "covers", "seed", "config", "repeat", "sweep", "steps",
-            "expect", "end", "timeout_us", "timing", "needs", "physical"}
-STEP_COMMON = {"at", "times", "every", "expect", "error", "value", "for"}
+            "expect", "end", "timeout_us", "timing", "needs", "physical", "compare"}
+STEP_COMMON = {"at", "times", "every", "expect", "error", "value", "for", "until", "timeout", "on_timeout"}
+#: The step words (docs/scenarios.md, Steps): stimuli, waits, and changes of configuration and switches.
+STEP_ACTIONS = ("load", "unload", "press", "release", "hold", "speed", "power", "door", "wait", "wait_for",
+                "config", "physical")
+#: The steps that give the unit a stimulus (and so may repeat it until an event).
+STIMULUS_ACTIONS = frozenset(STEP_ACTIONS) - {"wait", "wait_for", "config"}
+COMPARE_KEYS = {"same", "differ", "races"}
 EXPECT_KEYS = {"verdict", "verdicts", "events", "absent", "count", "latency", "reaction", "cases"}
 CASE_KEYS = EXPECT_KEYS - {"cases"} | {"when"}
 EDGE_WORDS = {"open": "press", "close": "release", "on": "press", "off": "release"}
@@ -86,6 +94,7 @@ class _Validator:
     def __init__(self, file: str):
         self.file = file
         self.problems: list[Problem] = []
+        self.warnings: list[Problem] = []       # said, but the file is valid (a lead a real link cannot honour)
         self.races = 0              # races of the file's scenarios so far (MAX_FILE_RACES)
         self.evaluations = 0        # expression nodes evaluated so far (MAX_EVALUATIONS)
         self.over_budget = False    # said once: the file asks for more than MAX_EVALUATIONS
@@ -94,10 +103,16 @@ class _Validator:
         # the players a scenario's steps can have registered so far (buttons pressed), None if none: a role
         # beyond them names a player no game of the scenario has
         self.players: list[str] | None = None
+        self.sweep: list[dict[str, int]] = []     # the races of the scenario being validated
+        self.variables: set[str] = set()
 
     def err(self, node: yaml.Node | None, key: str, message: str) -> None:
         line, col = (node.start_mark.line + 1, node.start_mark.column + 1) if node is not None else (1, 1)
         self.problems.append(Problem(self.file, line, col, key, message))
+
+    def warn(self, node: yaml.Node, key: str, message: str) -> None:
+        self.warnings.append(Problem(self.file, node.start_mark.line + 1, node.start_mark.column + 1, key,
+                                     f"warning: {message}"))
 
     # -- node helpers --
 
@@ -275,7 +290,7 @@ def _validate(docs: list[yaml.Node], file: str) -> list[Scenario]:
 
 
 def _scenario(v: _Validator, node: yaml.Node) -> Scenario | None:
-    before = len(v.problems)
+    before, warned = len(v.problems), len(v.warnings)
     v.values.clear()            # one scenario's races at a time
     top = v.mapping(node, "", TOP_KEYS)
     if not top and not isinstance(node, yaml.MappingNode):
@@ -299,7 +314,7 @@ def _scenario(v: _Validator, node: yaml.Node) -> Scenario | None:
                 tags.append(s)
     covers = _covers(v, top["covers"][1], unit) if "covers" in top and unit is not None else ()
     description = v.text(top["description"][1], "description") if "description" in top else ""
-    seed = v.integer(top["seed"][1], "seed", 0, 0xFFFFFFFF) if "seed" in top else None
+    seed, seed_same = _seed(v, top["seed"][1]) if "seed" in top else (None, False)
     timeout_us = v.integer(top["timeout_us"][1], "timeout_us", 1, 3_600_000_000) if "timeout_us" in top else None
     config = _config(v, top["config"][1], unit) if "config" in top else {}
     physical = _physical(v, top["physical"][1] if "physical" in top else None, unit)
@@ -318,9 +333,12 @@ def _scenario(v: _Validator, node: yaml.Node) -> Scenario | None:
         v.err(top["timing"][1], "timing", "must be 'exact' (needs test mode) or 'any'")
     races = _races(v, top)
     variables = set(races[0]) if races else set()
+    v.sweep, v.variables = races, variables       # for expectations that count from anchors
     ahead = [0] * len(races)    # per race: how far ahead of what the runner last heard the previous step is
+    heard_event = False         # whether what the runner last heard is an event (not the start it chose)
     steps: list[Step] = []
     pressed: set[str] = set()   # the player buttons the steps so far press by name
+    running = dict(config)      # the configuration in force after the steps so far (config steps change it)
     if "steps" in top:
         step_nodes = v.seq(top["steps"][1], "steps")
         if not step_nodes and isinstance(top["steps"][1], yaml.SequenceNode):
@@ -328,13 +346,28 @@ def _scenario(v: _Validator, node: yaml.Node) -> Scenario | None:
         started = False         # whether a step before this one starts a game (roles need one)
         for i, sn in enumerate(step_nodes):
             v.players = _players(pressed, unit)
-            st = _step(v, sn, f"steps[{i}]", unit, variables, races, started)
+            st = _step(v, sn, f"steps[{i}]", unit, variables, races, started, running)
             if st is not None:
                 steps.append(st)
                 started = started or _starts_game(st, unit)
-                pressed |= _buttons_pressed(st, unit)
-                ahead = _ahead(v, sn, f"steps[{i}]", st.at, races, ahead, st.every, st.times, st.hold_for)
+                pressed |= _buttons_pressed(st, unit, races)
+                if st.at.anchor not in ("previous", "start") or st.roles:
+                    heard_event = True          # the runner schedules it once it has heard its anchor
+                elif st.at.anchor == "start":
+                    heard_event = False
+                if steps[-2:-1] and steps[-2].action in ("wait_for", "config") and st.at.anchor == "previous" \
+                        and st.action not in ("wait", "wait_for") and 0 in _offsets(v, st.at.offset, races):
+                    v.err(sn, f"steps[{i}].at", f"comes at the time of the {steps[-2].action} step before it, when "
+                                                f"the runner has only just heard the unit: give it time "
+                                                f"('previous + 1000')")
+                _lead_warning(v, sn, f"steps[{i}]", st, races, ahead, heard_event)
+                ahead = _ahead(v, sn, f"steps[{i}]", st.at, races, ahead, st.every, _offsets(v, st.times, races),
+                               st.hold_for)
+                if st.action in ("wait_for", "config"):
+                    # the runner has heard the unit up to the step's time (the event, or it waited to send it)
+                    ahead, heard_event = [0] * len(races), True
     v.players = _players(pressed, unit)
+    compare = tuple(_comparisons(v, top["compare"][1], unit, races)) if "compare" in top and unit else ()
     expectations = _expect(v, top["expect"][1], unit, variables, races) if "expect" in top else []
     end = _time(v, top["end"][1], "end", unit, variables, races) if "end" in top else None
     if end is not None:
@@ -345,7 +378,7 @@ def _scenario(v: _Validator, node: yaml.Node) -> Scenario | None:
                     seed=seed, config=config, races=races, steps=steps, expectations=expectations, end=end,
                     timeout_us=timeout_us, description=description or "",
                     timing=timing or "any", needs=tuple(needs), physical=physical,
-                    covers=covers)
+                    covers=covers, seed_same=seed_same, compare=compare, warnings=tuple(v.warnings[warned:]))
 
 
 def _covers(v: _Validator, node: yaml.Node, unit: UnitVocab) -> tuple[str, ...]:
@@ -367,45 +400,55 @@ def _covers(v: _Validator, node: yaml.Node, unit: UnitVocab) -> tuple[str, ...]:
     return tuple(out)
 
 
-def _config(v: _Validator, node: yaml.Node, unit: UnitVocab | None) -> dict[str, int]:
+def _config(v: _Validator, node: yaml.Node, unit: UnitVocab | None, key: str = "config",
+            base: dict[str, int] | None = None) -> dict[str, int]:
+    """Parameters of the unit and their values; base: the configuration they change (a config step's:
+    the race's by then), against which the cross-parameter rules are checked."""
     out: dict[str, int] = {}
-    entries = v.mapping(node, "config")
+    entries = v.mapping(node, key)
+    if isinstance(node, yaml.MappingNode) and not node.value and key != "config":
+        v.err(node, key, "sets no parameter")
     for k, (kn, vn) in entries.items():
         p = cat.PARAMS_BY_NAME.get(k)
         if p is None:
-            v.err(kn, f"config.{k}", f"unknown parameter; known: {', '.join(cat.PARAMS_BY_NAME)}")
+            v.err(kn, f"{key}.{k}", f"unknown parameter; known: {', '.join(cat.PARAMS_BY_NAME)}")
             continue
         if unit is not None and unit.kind not in p.units:
-            v.err(kn, f"config.{k}", f"not a parameter of the {unit.kind} unit")
+            v.err(kn, f"{key}.{k}", f"not a parameter of the {unit.kind} unit")
             continue
-        val = v.integer(vn, f"config.{k}", p.min, p.max)
+        if k == "rng_seed" and key != "config":
+            v.err(kn, f"{key}.{k}", "a race's seed is the scenario's 'seed'")
+            continue
+        val = v.integer(vn, f"{key}.{k}", p.min, p.max)
         if val is not None:
             out[k] = val
     if unit is not None:
         # SPEC 4.7's cross-parameter rules, over the values given and the defaults of the rest: a
         # unit refuses such a configuration, so it is the file's mistake, said before anything runs.
-        values = unit.with_defaults(out)
+        values = unit.with_defaults({**(base or {}), **out})
         for rule in unit.cross_rules:
             if not rule.holds(values):
                 given = [name for name in rule.params if name in out]
                 where = entries[given[0]][0] if given else node
-                now = ", ".join(f"{name} = {values[name]}" + ("" if name in out else " (default)")
+                now = ", ".join(f"{name} = {values[name]}" + ("" if name in out else " (before)" if name in
+                                                              (base or {}) else " (default)")
                                 for name in rule.params)
-                v.err(where, f"config.{given[0]}" if given else "config",
+                v.err(where, f"{key}.{given[0]}" if given else key,
                       f"breaks the rule {rule.text} ({now}); the unit would refuse it")
     return out
 
 
-def _physical(v: _Validator, node: yaml.Node | None, unit: UnitVocab | None) -> dict[str, str]:
+def _physical(v: _Validator, node: yaml.Node | None, unit: UnitVocab | None, key: str = "physical") -> dict[str, str]:
     """The position of every switch of the unit at the start of each race: the ones given, the rest
-    where a booted unit has them (the catalogue's first position)."""
+    where a booted unit has them (the catalogue's first position). A physical step's: the ones given."""
     if unit is None:
         return {}
-    out = unit.boot_positions
+    out = unit.boot_positions if key == "physical" else {}
     if node is None:
         return out
-    for name, (kn, vn) in v.mapping(node, "physical").items():
-        key = f"physical.{name}"
+    base = key
+    for name, (kn, vn) in v.mapping(node, base).items():
+        key = f"{base}.{name}"
         if name not in unit.switches:
             v.err(kn, key, f"the {unit.kind} unit has no switch {name!r}; "
                            + (f"it has: {', '.join(unit.switches)}" if unit.switches else "it has none"))
@@ -495,6 +538,11 @@ def _time(v: _Validator, node: yaml.Node, key: str, unit: UnitVocab | None, vari
         v.err(node, key, f"must be a time such as 'green + 180000' or 250000, not {raw!r}")
         return None
     text = str(raw).strip()
+    if not text:
+        # not 'start', not 'previous': an empty time is a mistake, whatever it was meant to be
+        v.err(node, key, "is empty; write a time ('previous + 1000', 'start', 'green + 180000'), or leave "
+                         "the key out" + (" (at: the previous step's time)" if key.endswith(".at") else ""))
+        return None
     if len(text) > MAX_EXPR_CHARS:
         v.err(node, key, f"{len(text)} characters; a time is at most {MAX_EXPR_CHARS} (MAX_EXPR_CHARS)")
         return None
@@ -525,20 +573,10 @@ def _time(v: _Validator, node: yaml.Node, key: str, unit: UnitVocab | None, vari
     elif offset_text.startswith("-"):
         v.err(node, key, f"{text!r} is before its anchor {anchor!r}; anchor on an earlier event instead")
         return None
-    offset_text = offset_text.strip() or "0"
-    try:
-        tree = expr.parse(offset_text)
-    except expr.ExprError as exc:
-        v.err(node, key, str(exc))
+    worked = _worked_out(v, node, key, offset_text.strip() or "0", text, variables, races)
+    if worked is None:
         return None
-    unknown = expr.names(tree) - variables - {"race"}
-    if unknown:
-        v.err(node, key, f"unknown name(s) {', '.join(sorted(unknown))} in {text!r}; sweep variables: "
-                         f"{', '.join(sorted(variables)) or 'none'}")
-        return None
-    values = _values(v, node, key, tree, text, races)
-    if values is None:
-        return None
+    tree, values = worked
     for env, off in zip(races, values):
         if not isinstance(off, int) or isinstance(off, bool):
             v.err(node, key, f"{text!r} is not a time")
@@ -547,6 +585,24 @@ def _time(v: _Validator, node: yaml.Node, key: str, unit: UnitVocab | None, vari
             v.err(node, key, f"{text!r} is {off} us, before its anchor {anchor!r} (with {_env_text(env)})")
             return None
     return TimeSpec(anchor, tree, ("next " if is_next else "") + text, is_next)
+
+
+def _worked_out(v: _Validator, node: yaml.Node, key: str, source: str, text: str, variables: set[str],
+                races: list[dict[str, int]]) -> tuple | None:
+    """An expression's tree and its value in each race, or None (its problem said): it must parse,
+    name only sweep variables and race, and have a value in every race. text: how to quote it."""
+    try:
+        tree = expr.parse(source)
+    except expr.ExprError as exc:
+        v.err(node, key, str(exc))
+        return None
+    unknown = expr.names(tree) - variables - {"race"}
+    if unknown:
+        v.err(node, key, f"unknown name(s) {', '.join(sorted(unknown))} in {text!r}; sweep variables: "
+                         f"{', '.join(sorted(variables - {'race'})) or 'none'}")
+        return None
+    values = _values(v, node, key, tree, text, races)
+    return None if values is None else (tree, values)
 
 
 def _values(v: _Validator, node: yaml.Node, key: str, tree, text: str, races: list[dict[str, int]]) -> list | None:
@@ -599,12 +655,20 @@ def _env_text(env: dict) -> str:
     return ", ".join(f"{k}={val}" for k, val in env.items() if k != "race") or "no sweep"
 
 
-def _buttons_pressed(st: Step, unit: UnitVocab | None) -> set[str]:
-    """The player buttons a step presses by name (registrations, with a unit whose game has roles)."""
-    if unit is None or unit.roles is None or st.roles:
+def _buttons_pressed(st: Step, unit: UnitVocab | None, races: list[dict[str, int]]) -> set[str]:
+    """The player buttons a step presses by name (registrations, with a unit whose game has roles); a
+    name built from expressions counts with the buttons it names in every race."""
+    if unit is None or unit.roles is None or st.roles or st.action not in ("press", "hold"):
         return set()
-    return {b for b in unit.roles.buttons if (st.action == "press" and st.input == unit.inputs[b])
-            or (st.action == "hold" and st.value >> unit.inputs[b] & 1)}
+    named = {b for b in unit.roles.buttons if (st.action == "press" and st.input == unit.inputs[b])
+             or (st.action == "hold" and st.value >> unit.inputs[b] & 1)}
+    if st.names:
+        everywhere = None
+        for env in races:
+            mine = {t.name(env | {REP: k}) for t in st.names for k in range(st.count(env))}
+            everywhere = mine if everywhere is None else everywhere & mine
+        named |= (everywhere or set()) & set(unit.roles.buttons)
+    return named
 
 
 def _players(pressed: set[str], unit: UnitVocab | None) -> list[str] | None:
@@ -615,7 +679,7 @@ def _players(pressed: set[str], unit: UnitVocab | None) -> list[str] | None:
 
 
 def _ahead(v: _Validator, node: yaml.Node, key: str, at: TimeSpec, races: list[dict[str, int]], previous: list[int],
-           every=None, times: int = 1, hold=None) -> list[int]:
+           every=None, counts: list[int] | None = None, hold=None) -> list[int]:
     """How far ahead of what the runner last heard from the unit (the race's start or the step's event
     anchor, or through 'previous' the step before's) each race puts this step's last repetition. The
     runner sends a stimulus once it knows its anchor, so every time, repetition and hold counted from
@@ -624,10 +688,12 @@ def _ahead(v: _Validator, node: yaml.Node, key: str, at: TimeSpec, races: list[d
     spacing = _offsets(v, every, races) if every is not None else [0] * len(races)
     holds = _offsets(v, hold, races) if hold is not None else [0] * len(races)
     out = []
+    counts = counts or [1] * len(races)
     for i, env in enumerate(races):
         base = previous[i] if at.anchor == "previous" else 0
-        last = base + offsets[i] + (times - 1) * spacing[i]
-        furthest = max(last + holds[i], spacing[i], holds[i])
+        times = counts[i]
+        last = base + offsets[i] + (times - 1) * spacing[i] + holds[i]     # previous after a hold: its release
+        furthest = max(last, spacing[i], holds[i])
         if furthest > MAX_AHEAD_US:
             origin = "the race's start" if at.anchor == "start" else f"its anchor {at.anchor!r}" \
                 if at.anchor != "previous" else "the start or event the steps before it count from"
@@ -676,27 +742,131 @@ def _role_step(v: _Validator, node: yaml.Node, key: str, unit: UnitVocab, at: Ti
                          f"after it; anchor it on an earlier event (e.g. the buzzer) or give it time")
 
 
-def _press_target(v: _Validator, node: yaml.Node, key: str, unit: UnitVocab | None) -> tuple[int | None, str | None]:
-    """(input, role) of a press/release/hold name: an input of the unit, or a role of a unit with roles."""
+def _press_target(v: _Validator, node: yaml.Node, key: str, unit: UnitVocab | None, variables: set[str],
+                  races: list[dict[str, int]], counts: list[int]) -> tuple[int | None, str | None, NameTemplate | None]:
+    """(input, role, name template) of a press/release/hold name: an input of the unit, a role of a
+    unit with roles, or a name built from expressions ('player_{i}'), an input in every race and
+    repetition."""
     name = v.text(node, key)
     if name is None or unit is None:
-        return None, None
+        return None, None, None
+    if "{" in name or "}" in name:
+        return None, None, _template(v, node, key, name, unit, variables, races, counts)
     if name in unit.inputs:
-        return unit.inputs[name], None
+        return unit.inputs[name], None, None
     if unit.roles is not None and rl.looks_like_role(name):
         problem = rl.role_problem(name, unit.roles, mask=False, players=v.players)
         if problem is not None:
             v.err(node, key, problem)
-            return None, None
-        return None, name
+            return None, None, None
+        return None, name, None
     roles = f", or a role ({', '.join(rl.role_words(unit.roles)[:3])}, ...)" if unit.roles is not None else ""
     v.err(node, key, f"the {unit.kind} unit has no input {name!r}; it has: {', '.join(unit.inputs)}{roles}")
-    return None, None
+    return None, None, None
+
+
+_BRACES = re.compile(r"\{([^{}]*)\}")
+
+
+def _template(v: _Validator, node: yaml.Node, key: str, text: str, unit: UnitVocab, variables: set[str],
+              races: list[dict[str, int]], counts: list[int]) -> NameTemplate | None:
+    """An input name with expressions in braces, worked out (and checked to name an input of the unit)
+    for every race of the sweep and every repetition of the step."""
+    parts: list = []
+    pos = 0
+    for m in _BRACES.finditer(text):
+        parts.append(text[pos:m.start()])
+        inner = m.group(1).strip()
+        if len(inner) > MAX_EXPR_CHARS:
+            v.err(node, key, f"an expression of {len(inner)} characters; at most {MAX_EXPR_CHARS} (MAX_EXPR_CHARS)")
+            return None
+        try:
+            tree = expr.parse(inner or "''")
+        except expr.ExprError as exc:
+            v.err(node, key, f"{{{inner}}} in {text!r}: {exc}")
+            return None
+        unknown = expr.names(tree) - variables - {"race", REP}
+        if unknown:
+            v.err(node, key, f"unknown name(s) {', '.join(sorted(unknown))} in {text!r}; it may use the sweep "
+                             f"variables ({', '.join(sorted(variables)) or 'none'}), race and rep (the repetition)")
+            return None
+        parts.append(tree)
+        pos = m.end()
+    parts.append(text[pos:])
+    if any(isinstance(p, str) and ("{" in p or "}" in p) for p in parts):
+        v.err(node, key, f"{text!r}: braces hold one expression each, '{{' and '}}' paired, not nested")
+        return None
+    template = NameTemplate(tuple(p for p in parts if p != ""), text)
+    size = sum(1 for p in parts if not isinstance(p, str) for _ in ast.walk(p))
+    cost = size * sum(counts)
+    if v.evaluations + cost > MAX_EVALUATIONS:
+        v.err(node, key, f"validating {text!r} in every race and repetition needs more than {MAX_EVALUATIONS} steps "
+                         f"of expression evaluation (MAX_EVALUATIONS)")
+        v.over_budget = True
+        return None
+    v.evaluations += cost
+    for env, n in zip(races, counts):
+        for k in range(n):
+            try:
+                name = template.name(env | {REP: k})
+            except expr.ExprError as exc:
+                v.err(node, key, f"{text!r}: {exc}")
+                return None
+            if name not in unit.inputs:
+                v.err(node, key, f"{text!r} is {name!r} (with {_env_text(env)}{f', rep={k}' if n > 1 else ''}), "
+                                 f"not an input of the {unit.kind} unit; it has: {', '.join(unit.inputs)}")
+                return None
+    return template
+
+
+def _count(v: _Validator, node: yaml.Node, key: str, variables: set[str], races: list[dict[str, int]]):
+    """A step's repetitions: an integer or an expression of the sweep variables, from 1 to MAX_TIMES in
+    every race. (its tree, its value per race), or None (said)."""
+    raw = _CONSTRUCTOR.construct_object(node) if isinstance(node, yaml.ScalarNode) else None
+    if isinstance(raw, bool) or not isinstance(raw, (int, str)):
+        v.err(node, key, f"must be a count: an integer or an expression of sweep variables, not {_what(node)}")
+        return None
+    text = str(raw).strip()
+    if not text:
+        v.err(node, key, "is empty; give a count (leave 'times' out for 1)")
+        return None
+    if len(text) > MAX_EXPR_CHARS:
+        v.err(node, key, f"{len(text)} characters; a count is at most {MAX_EXPR_CHARS} (MAX_EXPR_CHARS)")
+        return None
+    worked = _worked_out(v, node, key, text, text, variables, races)
+    if worked is None:
+        return None
+    tree, values = worked
+    for env, n in zip(races, values):
+        if isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= MAX_TIMES:
+            shown = f"{n!r}" if isinstance(raw, int) else f"{text!r} is {n!r}" + (
+                f" (with {_env_text(env)})" if len(races) > 1 else "") + ","
+            v.err(node, key, f"{shown} is out of range [1, {MAX_TIMES}]: a step is given 1 to {MAX_TIMES} times "
+                             f"(MAX_TIMES)" if isinstance(n, int) else f"{text!r} is not a count")
+            return None
+    return tree, values
+
+
+def _step_config(v: _Validator, node: yaml.Node, key: str, unit: UnitVocab, running: dict[str, int]) -> dict[str, int]:
+    """A config step's parameters, checked like the scenario's config, against the configuration the
+    race has by then (the cross-parameter rules hold for the values that result)."""
+    before = len(v.problems)
+    values = _config(v, node, unit, key=key, base=running)
+    if len(v.problems) == before:       # a refused change is not counted on: the next are checked without it
+        running.update(values)
+    return values
+
+
+def _step_switches(v: _Validator, node: yaml.Node, key: str, unit: UnitVocab) -> dict[str, str]:
+    out = _physical(v, node, unit, key=key)
+    if not out and isinstance(node, yaml.MappingNode) and not node.value:
+        v.err(node, key, "names no switch")
+    return out
 
 
 def _step(v: _Validator, node: yaml.Node, key: str, unit: UnitVocab | None, variables: set[str],
-          races: list[dict[str, int]], started: bool = False) -> Step | None:
-    all_actions = {"load", "unload", "press", "release", "hold", "speed", "power", "door", "wait"}
+          races: list[dict[str, int]], started: bool = False, running: dict[str, int] | None = None) -> Step | None:
+    all_actions = set(STEP_ACTIONS)
     m = v.mapping(node, key, all_actions | STEP_COMMON)
     actions = [a for a in m if a in all_actions]
     if len(actions) != 1:
@@ -709,15 +879,29 @@ def _step(v: _Validator, node: yaml.Node, key: str, unit: UnitVocab | None, vari
     if unit is not None and action not in unit.steps:
         v.err(an, akey, f"the {unit.kind} unit has no {action!r} step; it has: {', '.join(unit.steps)}")
         return None
+    counted = _count(v, m["times"][1], f"{key}.times", variables, races) if "times" in m else None
+    times_tree, counts = counted if counted is not None else (expr.parse("1"), [1] * len(races))
+    for word, allowed in (("until", STIMULUS_ACTIONS),
+                          ("timeout", {"wait_for"}), ("on_timeout", {"wait_for"})) + tuple(
+                              (word, all_actions - {"wait_for", "config"}) for word in ("times", "every")):
+        if word in m and action not in allowed:
+            v.err(m[word][0], f"{key}.{word}", f"goes with a step of {', '.join(sorted(allowed))}, not {action!r}")
+            return None
     inputs = unit.inputs if unit else {}
     input_no: int | None = None
     edge = "press"
     value = 0
     roles: list[str] = []
+    names: list[NameTemplate] = []
+    awaited = timeout = None
+    on_timeout = "fail"
+    config: dict[str, int] = {}
+    switches: dict[str, str] = {}
     if action in ("press", "release"):
         edge = action
-        input_no, role = _press_target(v, av, akey, unit)
+        input_no, role, template = _press_target(v, av, akey, unit, variables, races, counts)
         roles += [role] if role else []
+        names += [template] if template else []
     elif action in ("load", "unload"):
         n = v.integer(av, akey, 0, 255)
         input_no, value, edge = inputs.get("load_cards"), n or 0, ("press" if action == "load" else "release")
@@ -741,9 +925,10 @@ def _step(v: _Validator, node: yaml.Node, key: str, unit: UnitVocab | None, vari
     elif action == "hold":
         nums = []
         for x in v.seq(av, akey) if isinstance(av, yaml.SequenceNode) else [av]:
-            num, role = _press_target(v, x, akey, unit)
+            num, role, template = _press_target(v, x, akey, unit, variables, races, counts)
             nums += [num] if num is not None else []
             roles += [role] if role else []
+            names += [template] if template else []
         if "for" not in m:
             v.err(node, f"{key}.for", "a hold needs 'for': how long the inputs are held, in us")
         input_no = nums[0] if nums else None
@@ -751,22 +936,52 @@ def _step(v: _Validator, node: yaml.Node, key: str, unit: UnitVocab | None, vari
         edge = "hold"
     elif action == "wait":
         edge = "none"
+    elif action == "wait_for":
+        edge = "none"
+        awaited = _pattern(v, av, akey, unit) if unit is not None else None
+        if "timeout" in m:
+            t = _time(v, m["timeout"][1], f"{key}.timeout", None, variables, races)
+            timeout = t.offset if t else None
+            if t is not None and t.anchor != "start":
+                v.err(m["timeout"][1], f"{key}.timeout", "must be a duration in us, not anchored")
+        if "on_timeout" in m:
+            on_timeout = v.text(m["on_timeout"][1], f"{key}.on_timeout") or "fail"
+            if on_timeout not in ("fail", "continue"):
+                v.err(m["on_timeout"][1], f"{key}.on_timeout", "must be 'fail' (the race fails, naming the event) "
+                                                              "or 'continue' (the steps after it go on)")
+        elif "timeout" not in m:
+            pass        # the unit's own bound for the event; not coming in it fails the race
+    elif action == "config" and unit is not None:
+        edge = "none"
+        config = _step_config(v, av, akey, unit, running if running is not None else {})
+    elif action == "physical" and unit is not None:
+        edge = "none"
+        switches = _step_switches(v, av, akey, unit)
     if "value" in m:
         value = v.integer(m["value"][1], f"{key}.value", 0, 255) or 0
     at_node = m["at"][1] if "at" in m else (av if action == "wait" else None)
     if action == "wait" and "at" in m:
         v.err(m["at"][0], f"{key}.at", "a wait step gives its time as 'wait: TIME'")
+    if action == "wait_for" and "at" in m:
+        v.err(m["at"][0], f"{key}.at", "a wait_for step starts waiting at the previous step's time; give "
+                                       "'timeout' for how long")
     at = _time(v, at_node, f"{key}.{'wait' if action == 'wait' else 'at'}", unit, variables, races) \
         if at_node is not None else TimeSpec("previous", expr.parse("0"), "previous")
-    times = v.integer(m["times"][1], f"{key}.times", 1, MAX_TIMES) if "times" in m else 1
     every = None
     if "every" in m:
         t = _time(v, m["every"][1], f"{key}.every", None, variables, races)
         every = t.offset if t else None
         if t is not None and t.anchor != "start":
             v.err(m["every"][1], f"{key}.every", "must be a duration in us, not anchored")
-    if (times or 1) > 1 and every is None:
+    if ("times" in m or "until" in m) and every is None and "every" not in m \
+            and (max(counts, default=1) > 1 or "until" in m):
         v.err(node, f"{key}.every", "steps repeated with 'times' need 'every' (the spacing in us)")
+    until = None
+    if "until" in m and unit is not None:
+        until = _pattern(v, m["until"][1], f"{key}.until", unit)
+        if "times" not in m:
+            v.err(m["until"][0], f"{key}.until", "a step repeated until an event needs 'times': the most "
+                                                  "repetitions (the loop's cap)")
     hold_for = None
     if "for" in m:
         t = _time(v, m["for"][1], f"{key}.for", None, variables, races)
@@ -789,13 +1004,33 @@ def _step(v: _Validator, node: yaml.Node, key: str, unit: UnitVocab | None, vari
     if roles and unit is not None:
         _role_step(v, av, akey, unit, at, races, started)
     shown = _CONSTRUCTOR.construct_object(av) if isinstance(av, yaml.ScalarNode) else \
-        ", ".join(str(x.value) for x in av.value) if isinstance(av, yaml.SequenceNode) else ""
-    return Step(action=action, input=input_no, action_edge=edge, value=value, at=at, times=times or 1,
+        ", ".join(str(x.value) for x in av.value) if isinstance(av, yaml.SequenceNode) else \
+        ", ".join(f"{k}={val}" for k, val in {**config, **switches}.items()) if action in ("config", "physical") \
+        else awaited.text if awaited is not None else ""
+    return Step(action=action, input=input_no, action_edge=edge, value=value, at=at, times=times_tree,
                 every=every, hold_for=hold_for, expect=expect, error=error, line=node.start_mark.line + 1,
-                text=f"{action} {shown}".strip(), roles=tuple(roles))
+                text=f"{action} {shown}".strip(), roles=tuple(roles), names=tuple(names), until=until,
+                awaited=awaited, timeout=timeout, on_timeout=on_timeout, config=config, switches=switches)
 
 
 _NONE = {"u8": cat.NONE_U8, "u16": cat.NONE_U16, "u32": cat.NONE_U32, "i32": cat.NONE_I32}
+
+
+def _expr_matcher(v: _Validator, node: yaml.Node, key: str) -> Matcher | None:
+    """An exact value given as an expression of the sweep variables ('players', 'n - 1'), worked out
+    (and checked to be an integer) in every race."""
+    text = str(_CONSTRUCTOR.construct_object(node)).strip()
+    if len(text) > MAX_EXPR_CHARS:
+        v.err(node, key, f"{len(text)} characters; an expression is at most {MAX_EXPR_CHARS} (MAX_EXPR_CHARS)")
+        return None
+    worked = _worked_out(v, node, key, text or "''", text, v.variables, v.sweep)
+    if worked is None:
+        return None
+    tree, values = worked
+    if any(isinstance(x, bool) or not isinstance(x, int) for x in values):
+        v.err(node, key, f"{text!r} is not an integer")
+        return None
+    return Matcher("expr", (tree,), label=text)
 
 
 def _matcher(v: _Validator, node: yaml.Node, key: str, enum_name: str | None,
@@ -823,6 +1058,9 @@ def _matcher(v: _Validator, node: yaml.Node, key: str, enum_name: str | None,
             return None
         return raw
 
+    if isinstance(node, yaml.ScalarNode) and enum_name is None and node.tag == "tag:yaml.org,2002:str" \
+            and node.value != "none":
+        return _expr_matcher(v, node, key)
     if isinstance(node, yaml.SequenceNode):
         vals = [conv(x) for x in node.value]
         if any(x is None for x in vals) or not vals:
@@ -886,6 +1124,12 @@ def _fields(v: _Validator, node: yaml.Node, key: str, message: str, unit: UnitVo
     out: dict[str, Matcher | RoleMatcher] = {}
     facts = unit.roles
     for fname, (kn, vn) in v.mapping(node, key, known).items():
+        if fname in unit.time_fields:
+            tm = _time_matcher(v, vn, f"{key}.{fname}", unit)
+            if isinstance(tm, TimeMatcher):
+                out[fname] = tm
+            if tm is not False:
+                continue
         if facts is not None and (message, fname) in facts.player_fields | facts.mask_fields:
             rm = _role_matcher(v, vn, f"{key}.{fname}", unit, (message, fname) in facts.mask_fields)
             if isinstance(rm, RoleMatcher):
@@ -896,6 +1140,57 @@ def _fields(v: _Validator, node: yaml.Node, key: str, message: str, unit: UnitVo
         if m is not None:
             out[fname] = m
     return out
+
+
+def _anchored(node: yaml.Node, unit: UnitVocab) -> bool:
+    """Whether a scalar reads as a time from an anchor ('green + 180000', 'start')."""
+    raw = _CONSTRUCTOR.construct_object(node) if isinstance(node, yaml.ScalarNode) else None
+    if not isinstance(raw, str):
+        return False
+    head = re.match(r"\s*([A-Za-z_][A-Za-z_0-9]*)", raw)
+    return head is not None and (head[1] in unit.anchors or head[1] in BUILTIN_ANCHORS or head[1] == "next")
+
+
+def _time_matcher(v: _Validator, node: yaml.Node, key: str, unit: UnitVocab) -> TimeMatcher | bool:
+    """A device-time field's value given from an anchor: 'green + 180000', {value: 'green + 180000',
+    tol: 20} or {min: green, max: 'green + 1000'}; False if the value names no anchor (matched raw),
+    True if it did but wrongly (said)."""
+    spec = {}
+    if isinstance(node, yaml.MappingNode):
+        spec = {name: vn for kn, vn in node.value
+                if isinstance(kn, yaml.ScalarNode) and (name := kn.value) in ("value", "min", "max", "tol")}
+        if not any(_anchored(x, unit) for k, x in spec.items() if k != "tol"):
+            return False
+        spec = {k: vn for k, (kn, vn) in v.mapping(node, key, {"value", "min", "max", "tol"}).items()}
+    elif not _anchored(node, unit):
+        return False
+    def one(n: yaml.Node, k: str) -> TimeSpec | None:
+        if not _anchored(n, unit):
+            v.err(n, k, "give every bound from an anchor ('green + 1000', 'start + 5000') when one is")
+            return None
+        t = _time(v, n, k, unit, v.variables, v.sweep)
+        if t is not None and (t.anchor == "previous" or t.next):
+            v.err(n, k, "an expected time counts from start or an event anchor (the latest such event at or "
+                        "before the event judged), not previous or next")
+            return None
+        return t
+    if not spec:
+        t = one(node, key)
+        return True if t is None else TimeMatcher(t, t, t.text)
+    if set(spec) - {"value", "tol"} and "value" in spec or set(spec) == {"tol"}:
+        v.err(node, key, "give either value/tol or min/max, not both")
+        return True
+    if "value" in spec:
+        t = one(spec["value"], key)
+        tol = v.integer(spec["tol"], key, 0) if "tol" in spec else 0
+        if t is None or tol is None:
+            return True
+        return TimeMatcher(t, t, f"{t.text} +/- {tol}", tol)
+    lo = one(spec["min"], key) if "min" in spec else None
+    hi = one(spec["max"], key) if "max" in spec else None
+    if ("min" in spec and lo is None) or ("max" in spec and hi is None):
+        return True
+    return TimeMatcher(lo, hi, f"[{lo.text if lo else ''}, {hi.text if hi else ''}]")
 
 
 def _pattern(v: _Validator, node: yaml.Node, key: str, unit: UnitVocab) -> EventPattern | None:
@@ -1064,3 +1359,109 @@ def load_paths(paths: list[str]) -> list[Scenario]:
     if problems:
         raise ScenarioError(problems)
     return scenarios
+
+
+def print_warnings(scenarios: list[Scenario], stream=None) -> None:
+    """The validation warnings of the scenarios (unohil validate and run say them; they stop nothing)."""
+    import sys
+    for sc in scenarios:
+        for w in sc.warnings:
+            print(w, file=stream or sys.stderr)
+
+
+def _seed(v: _Validator, node: yaml.Node) -> tuple[int | None, bool]:
+    """seed: N (race i draws from rng_seed N + i) or {same: N} (every race from N)."""
+    if isinstance(node, yaml.MappingNode):
+        m = v.mapping(node, "seed", {"same"})
+        if "same" not in m:
+            if not node.value:
+                v.err(node, "seed", "give an integer (race i: seed + i) or {same: N} (every race: N)")
+            return None, False
+        return v.integer(m["same"][1], "seed.same", 0, 0xFFFFFFFF), True
+    return v.integer(node, "seed", 0, 0xFFFFFFFF), False
+
+
+def _lead_warning(v: _Validator, node: yaml.Node, key: str, st: Step, races: list[dict[str, int]],
+                  ahead: list[int], heard_event: bool) -> None:
+    """A step the runner schedules once it has heard an event (its anchor, a role's, the steps before it
+    back to one) less than REAL_LEAD_US after that event, or repeated until an event with less than
+    that between repetitions: a link with transit time cannot get the stimulus there in time (the
+    unit answers too_late) though a virtual link can. Said, not refused."""
+    from harness.run.runner import REAL_LEAD_US     # the runner's lead over a link with transit time
+    offsets = _offsets(v, st.at.offset, races)
+    gaps = [(ahead[i] if st.at.anchor == "previous" else 0) + offsets[i] for i in range(len(races))]
+    closest = min(range(len(races)), key=lambda i: gaps[i], default=None)
+    if heard_event and closest is not None and gaps[closest] < REAL_LEAD_US \
+            and st.action not in ("wait_for", "config", "wait"):
+        sweep = f" (with {_env_text(races[closest])})" if len(races) > 1 else ""
+        v.warn(node, key, f"{st.text} at {st.at.text!r} comes {gaps[closest]} us after the event the runner must "
+                          f"hear before it can send it{sweep}; a link with transit time needs about {REAL_LEAD_US} "
+                          f"us (REAL_LEAD_US in harness/run/runner.py): on hardware the unit would answer too_late")
+    if st.until is not None and st.every is not None:
+        spacing = _offsets(v, st.every, races)
+        i = min(range(len(races)), key=lambda j: spacing[j])
+        if spacing[i] < REAL_LEAD_US:
+            v.warn(node, key, f"{st.text} repeats until {st.until.text} every {spacing[i]} us; the runner decides "
+                              f"each repetition from what it heard before it, and a link with transit time needs "
+                              f"about {REAL_LEAD_US} us (REAL_LEAD_US in harness/run/runner.py)")
+
+
+_PATH = re.compile(r"^(?P<event>[A-Za-z_][A-Za-z_0-9]*)(\[(?P<index>[0-9]+)\])?\.(?P<field>[a-z_0-9]+)$")
+
+
+def _comparisons(v: _Validator, node: yaml.Node, unit: UnitVocab, races: list[dict[str, int]]) -> list[Comparison]:
+    """compare: [{same: PATH}, {differ: PATH, races: [0, 1]}]: a value read from each race (PATH:
+    verdict.FIELD, verdicts[N].FIELD, EVENT.FIELD, EVENT[N].FIELD; FIELD may be t_us, the event's time)
+    that is equal in every race compared, or differs between every two of them."""
+    out = []
+    for i, n in enumerate(v.seq(node, "compare")):
+        key = f"compare[{i}]"
+        m = v.mapping(n, key, COMPARE_KEYS)
+        kinds = [k for k in ("same", "differ") if k in m]
+        if len(kinds) != 1:
+            v.err(n, key, "give one of same: PATH or differ: PATH (PATH: verdict.FIELD, EVENT.FIELD, EVENT[N].FIELD)")
+            continue
+        kind = kinds[0]
+        paths = [p for p in (_compare_path(v, x, f"{key}.{kind}", unit) for x in (
+            m[kind][1].value if isinstance(m[kind][1], yaml.SequenceNode) else [m[kind][1]])) if p is not None]
+        if not paths:
+            continue
+        chosen = tuple(range(len(races)))
+        if "races" in m:
+            vals = [v.integer(x, f"{key}.races", 0, len(races) - 1) for x in v.seq(m["races"][1], f"{key}.races")]
+            if any(x is None for x in vals):
+                continue
+            chosen = tuple(dict.fromkeys(vals))     # type: ignore[arg-type]
+        if len(chosen) < 2:
+            v.err(n, key, f"compares {len(chosen)} race(s); a comparison needs two or more (the scenario has "
+                          f"{len(races)}: give repeat or sweep, or races: [i, j])")
+            continue
+        out += [Comparison(kind, event, index, fname, chosen, f"{kind}: {text}", n.start_mark.line + 1)
+                for event, index, fname, text in paths]
+    return out
+
+
+def _compare_path(v: _Validator, pn: yaml.Node, key: str, unit: UnitVocab) -> tuple[str, int, str, str] | None:
+    """(event, index, field, text) of a path compared across races, or None (said)."""
+    text = v.text(pn, key)
+    if text is None:
+        return None
+    pm = _PATH.match(text.strip())
+    if pm is None:
+        v.err(pn, key, f"{text!r} is not verdict.FIELD, verdicts[N].FIELD, EVENT.FIELD or EVENT[N].FIELD")
+        return None
+    event, index, fname = pm["event"], int(pm["index"] or 0), pm["field"]
+    if event in ("verdict", "verdicts"):
+        if (event == "verdict") != (pm["index"] is None):
+            v.err(pn, key, "verdict.FIELD is the first verdict; verdicts[N].FIELD the N-th (from 0)")
+            return None
+        event = unit.verdict
+    if event not in unit.events:
+        v.err(pn, key, f"the {unit.kind} unit has no event {event!r}; it has: verdict, "
+                       f"{', '.join(sorted(unit.events))}")
+        return None
+    known = [f.name for f in cat.BY_NAME[event].fields if f.name != "event_seq"] + ["t_us"]
+    if fname not in known:
+        v.err(pn, key, f"{event} has no field {fname!r}; it has: {', '.join(known)}")
+        return None
+    return event, index, fname, text.strip()

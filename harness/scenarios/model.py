@@ -8,6 +8,8 @@ from typing import Any
 
 from harness.scenarios import expr
 
+#: The repetition index of a step repeated with times (0, 1, ...): a name its input names may use.
+REP = "rep"
 
 @dataclass(frozen=True)
 class TimeSpec:
@@ -30,8 +32,11 @@ class Matcher:
     hi: int | None = None
     label: str = ""
 
-    def check(self, v: Any, tolerance: int = 0) -> bool:
-        """Whether v matches; a number may be off by tolerance (a host-timed press's measured error)."""
+    def check(self, v: Any, tolerance: int = 0, env: dict[str, int] | None = None) -> bool:
+        """Whether v matches; a number may be off by tolerance (a host-timed press's measured error).
+        An expression (kind expr: 'players') is worked out in the race's variables, env."""
+        if self.kind == "expr":
+            return self.at(env or {}).check(v, tolerance)
         if tolerance and isinstance(v, int):
             if self.kind in ("eq", "any"):
                 return any(isinstance(x, int) and abs(v - x) <= tolerance for x in self.values)
@@ -42,8 +47,15 @@ class Matcher:
             return v in self.values
         return (self.lo is None or v >= self.lo) and (self.hi is None or v <= self.hi)
 
-    def describe(self) -> str:
-        return self.label
+    def describe(self, env: dict[str, int] | None = None) -> str:
+        return self.at(env).label if self.kind == "expr" and env is not None else self.label
+
+    def at(self, env: dict[str, int]) -> "Matcher":
+        """An expression matcher as the exact value it has in a race."""
+        if self.kind != "expr":
+            return self
+        val = expr.evaluate(self.values[0], env)
+        return Matcher("eq", (val,), label=f"{self.label} = {val}")
 
 
 @dataclass(frozen=True)
@@ -78,10 +90,43 @@ class RoleMatcher:
 
 
 @dataclass(frozen=True)
+class TimeMatcher:
+    """Expected value of a device-time field (press_a_us, green_us, knowable_us, ...) relative to an
+    anchor of the race: exactly a time (with a tolerance), or between two. Resolved when judged: an
+    event anchor is the latest such event at or before the judged event (the first one if none is)."""
+
+    lo: TimeSpec | None
+    hi: TimeSpec | None
+    label: str
+    tol: int = 0
+
+    def bounds(self, resolve) -> tuple[int | None, int | None]:
+        """(lo, hi) in device us; resolve(TimeSpec) gives a time, or None when its anchor never came."""
+        lo = None if self.lo is None else resolve(self.lo)
+        hi = None if self.hi is None else resolve(self.hi)
+        return (None if lo is None else lo - self.tol), (None if hi is None else hi + self.tol)
+
+    def describe(self) -> str:
+        return self.label
+
+
+@dataclass(frozen=True)
 class EventPattern:
     name: str
-    fields: dict[str, Matcher | RoleMatcher]
+    fields: dict[str, Matcher | RoleMatcher | TimeMatcher]
     text: str
+
+
+@dataclass(frozen=True)
+class NameTemplate:
+    """An input name built from expressions, 'player_{i}': literal parts and expression trees, worked
+    out per race (its sweep variables and race) and per repetition of the step (rep)."""
+
+    parts: tuple[str | ast.expr, ...]
+    text: str
+
+    def name(self, env: dict[str, int]) -> str:
+        return "".join(p if isinstance(p, str) else str(expr.evaluate(p, env)) for p in self.parts)
 
 
 @dataclass
@@ -91,7 +136,7 @@ class Step:
     action_edge: str              # press | release | none
     value: int
     at: TimeSpec
-    times: int = 1
+    times: ast.expr = field(default_factory=lambda: expr.parse("1"))   # repetitions, in the race's variables
     every: ast.expr | None = None
     hold_for: ast.expr | None = None
     expect: str | None = None     # acted | reported | refused
@@ -99,6 +144,31 @@ class Step:
     line: int = 0
     text: str = ""
     roles: tuple[str, ...] = ()   # players pressed by role (press/release: the one; hold: besides value's inputs)
+    names: tuple[NameTemplate, ...] = ()   # inputs named by expression (press/release: the one; hold: more)
+    until: EventPattern | None = None      # repeat the stimulus until this event (times is the cap)
+    awaited: EventPattern | None = None    # wait_for: the event waited for
+    timeout: ast.expr | None = None        # wait_for: the longest wait, from the previous step's time
+    on_timeout: str = "fail"               # wait_for: fail | continue
+    config: dict[str, int] = field(default_factory=dict)     # config: the parameters set
+    switches: dict[str, str] = field(default_factory=dict)   # physical: switch -> position
+
+    def count(self, env: dict[str, int]) -> int:
+        """How many times the stimulus is given in a race (the cap of an until loop)."""
+        return expr.evaluate(self.times, env)
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """A check across the races of one scenario: a value of each race (an event's field) is the same
+    in all of them, or differs between every two."""
+
+    kind: str                     # same | differ
+    event: str                    # the message the value is read from (the unit's verdict, or an event)
+    index: int                    # which such event of the race (0: the first)
+    field: str
+    races: tuple[int, ...]        # the race indices compared (all of the scenario's by default)
+    text: str
+    line: int
 
 
 @dataclass
@@ -133,6 +203,14 @@ class Scenario:
     needs: tuple[str, ...] = ()    # capabilities without which the scenario is skipped, saying so
     physical: dict[str, str] = field(default_factory=dict)   # switch -> position at the start of each race
     covers: tuple[str, ...] = ()   # the SPEC decision ids (SD-n, FL-n, LA-n) it exercises
+    seed_same: bool = False        # every race draws from rng_seed = seed (not seed + race)
+    compare: tuple[Comparison, ...] = ()
+    warnings: tuple = ()           # Problems that stop nothing (a step closer to its anchor than a real link honours)
+
+    def race_seed(self, race: int) -> int | None:
+        if self.seed is None:
+            return None
+        return self.seed if self.seed_same else self.seed + race
 
     def with_races(self, races: list[dict[str, int]]) -> "Scenario":
         return replace(self, races=races)

@@ -6,7 +6,7 @@ import re
 from harness.errors import SelectionError
 
 _TOKEN = re.compile(r"\(|\)|[^\s()]+")
-
+_OPERATORS = {"and", "or", "not", "(", ")"}
 
 
 def matcher(expression: str):
@@ -61,5 +61,10 @@ def matcher(expression: str):
 
     fn = parse_or()
     if pos != len(tokens):
-        raise SelectionError(f"-k {expression!r}: unexpected {tokens[pos]!r}")
+        hint = ""
+        if tokens[pos] not in _OPERATORS and pos and tokens[pos - 1] not in _OPERATORS:
+            # words in a row: pytest's -k joins nothing implicitly either
+            joined = " and ".join(t for t in tokens if t not in _OPERATORS)
+            hint = f"; to pick by several words, join them with 'and' (or 'or'): -k {joined!r}"
+        raise SelectionError(f"-k {expression!r}: unexpected {tokens[pos]!r}{hint}")
     return lambda sc: fn(" ".join([sc.name, sc.file, *sc.tags, sc.unit]).lower())

@@ -8,10 +8,12 @@ from dataclasses import dataclass, fields
 from protocol import catalogue as cat
 
 #: The step words of each kind (docs/scenarios.md); each names inputs of that kind or waits.
+#: Every kind also waits for events (wait_for) and changes its configuration and switches mid-race.
+_ANY = ("wait", "wait_for", "config", "physical")
 STEPS = {
-    "showdown": ("load", "unload", "press", "release", "wait"),
-    "flash": ("press", "release", "hold", "speed", "power", "wait"),
-    "launcher": ("load", "press", "release", "door", "power", "wait"),
+    "showdown": ("load", "unload", "press", "release", *_ANY),
+    "flash": ("press", "release", "hold", "speed", "power", *_ANY),
+    "launcher": ("load", "press", "release", "door", "power", *_ANY),
 }
 
 
@@ -32,4 +34,5 @@ TAGS = (
     "registration", "turn", "repeat-player", "timeout", "buzzer", "slowest-tie", "non-presser", "cancel",
     "pause", "sleep", "reset", "speed",
     "launcher", "door", "empty", "burst", "hit", "press-until-cards",
+    "config", "compare",
 )
