@@ -201,19 +201,27 @@ LINK_LABELS = {
 }
 
 
-def print_report(result: dict, console) -> None:
+def distribution_table(title: str, rows):
+    """A table of distributions: rows of (label, distribution) or (label, distribution, mean)."""
     from rich.table import Table
-    t = Table(title=f"Adjudication latency, {result['races']} races per unit on {result['device']} "
-                    f"(emission time: {result['emission_time']})", header_style="bold")
+    t = Table(title=title, header_style="bold")
     t.add_column("figure (us)")
     for name, _ in PCTS:
         t.add_column(name, justify="right")
+    means = any(len(r) > 2 for r in rows)
+    if means:
+        t.add_column("mean", justify="right")
+    for label, d, *mean in rows:
+        t.add_row(label, *(f"{d.get(n, float('nan')):.0f}" for n, _ in PCTS), *(f"{m:.0f}" for m in mean))
+    return t
+
+
+def print_report(result: dict, console) -> None:
     rows = [(f"{kind}: {label}", u["distributions"].get(key, {}))
             for kind, u in result["units"].items() for key, label in UNIT_LABELS.items()]
     rows += [(label, result["distributions"].get(key, {})) for key, label in LINK_LABELS.items()]
-    for label, d in rows:
-        t.add_row(label, *(f"{d.get(n, float('nan')):.0f}" for n, _ in PCTS))
-    console.print(t)
+    console.print(distribution_table(f"Adjudication latency, {result['races']} races per unit on {result['device']} "
+                                     f"(emission time: {result['emission_time']})", rows))
     for kind, u in result["units"].items():
         spread = ", ".join(f"{k} {v}" for k, v in u["outcomes"].items())
         console.print(f"  {kind}: verdicts {spread}")
