@@ -130,7 +130,7 @@ class InputPath:
         order = list(spec.scan) + [n for n in sorted(inputs, key=inputs.get) if n not in spec.scan]
         self.slot = {inputs[n]: k for k, n in enumerate(order)}     # input id -> its read's place in a poll
         self.rng = random.Random(spec.seed)
-        self.pending: dict[int, tuple] = {}      # input id -> (settle time, handle) of its last edge
+        self.pending: dict[int, tuple] = {}      # input id -> (clock time it settles, handle) of its last edge
 
     def debounce_us(self, inp: int) -> int:
         d = self.spec.debounce

@@ -55,7 +55,9 @@ class Rig:
         self.active: dict[int, bool] = {}
         self.inputs = InputPath(spec, self.unit_def.inputs)
         self.outputs = OutputPath(spec)
-        self.pulses: dict[int, object] = {}         # line -> the pending end of its pulse
+        # inputs the rig moves as an actuator, not a button: every edge reaches the unit (a feeder placing or
+        # taking cards, a selector, the door, the power switch), whatever the line's level
+        self.actuated = frozenset(self.unit_def.valued_inputs) | frozenset(self.unit_def.switches)
         device.rig = self
         unit.observer = self.unit_event
 
@@ -86,31 +88,32 @@ class Rig:
         self.device.model.state = STATE.wired if self.wires else STATE.unwired
         return 0
 
-    def drive(self, at: int, sid: int, line: int, action: int) -> None:
+    def drive(self, at: int, sid: int, line: int, action: int, value: int = 0) -> None:
         """A driven edge at rig time at: reported, then on its way to the unit."""
         self.device.stimulus_done(sid)
         self.device.emit(msg.RIG_CAPTURE, at=at, line=line, action=action, origin=ORIGIN.driven, stimulus=sid)
         w = self.wires.get(line)
-        if w is None or self.active.get(line, False) == (action == ACTION.press):
-            self.active[line] = action == ACTION.press
+        was, self.active[line] = self.active.get(line, False), action == ACTION.press
+        if w is None:
             return
-        self.active[line] = action == ACTION.press
-        valued = self.unit_def.inputs.get(w.name) is not None and w.name in self.unit_def.valued_inputs
-        if valued and action != ACTION.press:
-            return              # a feeder's pulse places cards; its end takes none away
-        self._to_unit(w.id, action, w.target if valued else 0, self.unit.from_clock(self.device.to_clock(at)))
+        if w.name not in self.actuated and was == self.active[line]:
+            return              # a button already where it is driven to: nothing happens at the unit
+        if w.name not in self.unit_def.valued_inputs:
+            value = 0
+        self._to_unit(w.id, action, value, self.unit.from_clock(self.device.to_clock(at)))
 
     def _to_unit(self, inp: int, action: int, value: int, t: int) -> None:
         """An edge at the unit's switch at unit time t, through the path into the unit's model."""
         path = self.inputs
         pin = path.at_pin(inp, t)
         prev = path.pending.pop(inp, None)
-        if prev is not None and prev[0] > pin:
+        # compared on the clock, whose time a reboot of the unit does not restart
+        if prev is not None and prev[0] > self.unit.to_clock(pin):
             prev[1].cancel()            # the line moved again inside the debounce: neither edge counts
             return
         settled = pin + path.debounce_us(inp)
         handle = self.unit.physical_input(path.taken(inp, settled), inp, action, value)
-        path.pending[inp] = (settled, handle)
+        path.pending[inp] = (self.unit.to_clock(settled), handle)
 
     # ---- the unit's outputs ----
     def unit_event(self, m, t: int) -> None:
@@ -167,7 +170,7 @@ def _rig_edge(core, f, m, t):
     w = core.rig.wires.get(m.line)
     if w is None or w.signal != SIGNAL.input or m.action not in (ACTION.press, ACTION.release):
         return ERROR.bad_value
-    sid, error = core.schedule_stimulus(t, m.at_us, core.rig.drive, m.line, m.action)
+    sid, error = core.schedule_stimulus(t, m.at_us, core.rig.drive, m.line, m.action, m.value)
     return error or msg.ACK(f.seq, m.ID, sid)
 
 

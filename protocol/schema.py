@@ -469,7 +469,7 @@ class _Reader:
                 raw = _scalar(tn) if isinstance(tn, yaml.ScalarNode) else None
                 if signal == "light" and isinstance(raw, str):
                     entry["target"] = self.one_of(tn, f"{here} target", list(enums.get("side", ())), "side")
-                elif signal in ("light", "input"):
+                elif signal == "light":
                     entry["target"] = self.integer(tn, f"{here} target", 0, 0xFF)
                 else:
                     self.fail(m["target"][0], here, f"a {signal} line has no target")

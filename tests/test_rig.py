@@ -107,15 +107,20 @@ def test_a_game_unit_refuses_rig_commands_and_on_a_bench_takes_no_host_input(ben
 def test_a_clean_path_delivers_each_edge_at_its_rig_time_as_a_physical_input(bench):
     bench.wire()
     t = bench.rig_now() + 20_000
-    bench.press(t, "load_cards", 5_000)
+    bench.edge(t, "load_cards", "press", 3)
+    bench.press(t + 1_000, "paddle_a", 5_000)
+    bench.press(t + 2_000, "paddle_a", 5_000)       # a button already let go of: each press is an edge
     seen = bench.unit.wait_for(lambda f: f.msg.NAME == "INPUT_SEEN", 1_000_000, "INPUT_SEEN")
     driven = bench.wait_capture(bench.line("input", "load_cards"), origin="driven")
     assert driven.dev_us == t and driven.msg.stimulus == 1
-    assert seen.msg.source == SOURCE.physical and seen.msg.value == 1          # the feeder's one card
+    assert seen.msg.source == SOURCE.physical and seen.msg.value == 3          # the feeder's three cards
     # one clock under both: a rig time is the unit time RIG_BOOT_US later, here
     assert seen.dev_us == t - RIG_BOOT_US == round(bench.rig_to_unit(t))
     bench.settle()
-    assert bench.unit.status().cards == 1          # the pulse's end took no card away
+    assert bench.unit.status().cards == 3
+    edges = [f for f in bench.unit.drain() if f.msg.NAME == "INPUT_SEEN"]
+    # the second press came while the paddle was still held: the line did not move, the unit saw nothing
+    assert [(f.dev_us - seen.dev_us, f.msg.action) for f in edges] == [(1_000, 1), (6_000, 0)]
 
 
 def _green_capture(path: dict):
@@ -124,7 +129,7 @@ def _green_capture(path: dict):
     s.wire()
     s.unit.apply_config({"countdown_min_us": 500_000, "countdown_max_us": 500_000})
     t = s.rig_now() + 20_000
-    s.press(t, "load_cards", 5_000)
+    s.edge(t, "load_cards", "press", 1)
     s.press(t + 20_000, "timer")
     green = s.unit.wait_for(lambda f: f.msg.NAME == "SD_GREEN", 2_000_000, "SD_GREEN")
     lamp = s.wait_capture(s.line("light", "green"))
@@ -258,3 +263,47 @@ def test_unohil_fairness_and_bench_through_an_emulated_rig(tmp_path, capsys):
     assert main(["bench", "--device", "emu://launcher", "--rig", "emurig://", "--races", "3"]) == 0
     assert main(["bench", "--rig", "emurig://"]) == 2
     assert main(["fairness", "--device", "emu://showdown", "--rig", "emurig://?poll=1s&irq=1us"]) == 2
+
+
+# ---- rig mode: the scenario library through the rig ----
+
+# the two scenarios of the library no rig can play: a paddle press carrying a value, and releases of
+# paddles never pressed (a button that is open cannot be let go): edges only a host can make up
+NOT_PHYSICAL = {"a paddle press with a value is refused and starts nothing",
+                "releases do not count, a paddle released in the countdown is no false start"}
+
+
+@pytest.mark.parametrize("kind", list(cat.UNITS))
+def test_the_library_passes_in_rig_mode_on_a_clean_path(kind):
+    from harness.outcome import Outcome
+    from harness.rig.links import open_rig_unit
+    from harness.run.runner import Runner
+    from harness.scenarios.library import library_paths
+    from harness.scenarios.load import load_paths
+    scenarios = [s for s in load_paths(library_paths()) if s.unit == kind]
+    d = open_rig_unit(f"emu://{kind}", "emurig://")
+    try:
+        results = {sc.name: Runner(d).run(sc) for sc in scenarios}
+        seen = [f for f in d.history if f.msg.NAME == "INPUT_SEEN"]
+    finally:
+        d.close()
+    bad = {name: (r.status, r.races[0].failures if r.races else r.error) for name, r in results.items()
+           if r.status not in (Outcome.PASS, Outcome.SKIP) and name not in NOT_PHYSICAL}
+    assert not bad
+    assert sum(r.status == Outcome.PASS for r in results.values()) >= len(results) - len(NOT_PHYSICAL) - 1
+    assert seen and all(f.msg.source == SOURCE.physical for f in seen)      # every edge came through the rig
+
+
+def test_rig_mode_catches_a_polling_unit():
+    from harness.outcome import Outcome
+    from harness.rig.links import open_rig_unit
+    from harness.run.runner import Runner
+    from harness.scenarios.library import library_paths
+    from harness.scenarios.load import load_paths
+    scenarios = [s for s in load_paths(library_paths()) if s.unit == "showdown" and "tie" in s.tags]
+    d = open_rig_unit("emu://showdown", "emurig://?poll=1ms")
+    try:
+        statuses = [Runner(d).run(sc).status for sc in scenarios]
+    finally:
+        d.close()
+    assert Outcome.FAIL in statuses

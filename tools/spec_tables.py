@@ -230,9 +230,14 @@ _TIMING_TEXT = {
 }
 
 
+def _actuated(unit: str) -> set[str]:
+    u = cat.UNITS[unit]
+    return set(u.valued_inputs) | set(u.switches)
+
+
 def _wire_text(unit: str, w: cat.WireDef) -> list:
     if w.signal == "input":
-        what = f"drives input `{w.name}`" + (f", a press carries value {w.target}" if w.target else "")
+        what = f"drives input `{w.name}`" + (", actuated (13.2)" if w.name in _actuated(unit) else "")
     elif w.signal == "light":
         side = cat.enum_name("side", w.target) if unit == "showdown" else str(w.target)
         what = f"watches light `{w.name}`" + ("" if w.target == cat.NONE_U8 else f", target {side}")

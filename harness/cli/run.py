@@ -35,6 +35,9 @@ def add_parser(sub) -> None:
     p.add_argument("-k", metavar="EXPR", help="only scenarios whose name/file/tags match (and, or, not)")
     p.add_argument("--host-timed", action="store_true",
                    help="press with host timing (INPUT) even if the device has test mode")
+    p.add_argument("--rig", metavar="URL",
+                   help="rig mode: the presses go through this rig wired to the one --device, at rig times "
+                        "(SPEC 13); emurig://?OPTIONS wires an emulated rig to an emulated unit (docs/rig.md)")
     p.add_argument("-q", "--quiet", action="store_true")
     p.set_defaults(func=main)
 
@@ -49,7 +52,7 @@ def main(args) -> int:
         scenarios = [s for s in scenarios if pick(s)]
     if not scenarios:
         raise UsageError("no scenarios selected")
-    rack = Rack.open(args.device or [], {s.unit for s in scenarios}, args.trace)
+    rack = _rig_rack(args) if args.rig else Rack.open(args.device or [], {s.unit for s in scenarios}, args.trace)
     by_kind = rack.by_kind()
     if args.device and not any(sc.unit in by_kind for sc in scenarios):
         have = "; ".join(f"{d.url} is a {d.kind} unit" for d in rack.drivers)
@@ -68,6 +71,13 @@ def main(args) -> int:
             health, devices = rack.health(), rack.describe()
             rack.close()
         return _report(console, args, started, scenarios, results, rack, health, devices, stop)
+
+
+def _rig_rack(args) -> Rack:
+    from harness.rig.links import open_rig_unit
+    if not args.device or len(args.device) != 1:
+        raise UsageError("--rig needs one --device: the unit the rig is wired to")
+    return Rack([open_rig_unit(args.device[0], args.rig)])
 
 
 def _report(console: Console, args, started: float, scenarios, results: list[ScenarioResult], rack: Rack,

@@ -102,7 +102,7 @@ def launcher_race(s: RigSession, rng: random.Random, out: dict) -> str:
     s.unit.reset("new_game")
     t = s.rig_now() + AHEAD_US
     s.edge(t, "door", "press")
-    s.press(t + 20_000, "load_cards", 5_000)
+    s.edge(t + 20_000, "load_cards", "press", 3)
     s.edge(t + 40_000, "door", "release")
     press = t + 60_000 + rng.randrange(10_000)
     s.press(press, "button")

@@ -49,11 +49,12 @@ def _emulated_pair(device_url: str, rig_url: str):
     return unit, rig
 
 
-def open_drivers(device_url: str, rig_url: str) -> tuple[Driver, Driver]:
-    """The unit's driver and the rig's, each after HELLO and a time sync; the rig checked to be a rig."""
+def open_drivers(device_url: str, rig_url: str, unit_cls: type[Driver] = Driver) -> tuple[Driver, Driver]:
+    """The unit's driver (a unit_cls) and the rig's, each after HELLO and a time sync; the rig checked to be
+    a rig."""
     if urlsplit(rig_url).scheme == EMULATED:
         unit_link, rig_link = _emulated_pair(device_url, rig_url)
-        unit, rig = Driver(unit_link), Driver(rig_link)
+        unit, rig = unit_cls(unit_link), Driver(rig_link)
         try:
             unit.hello()
             rig.hello(expect_kind=cat.RIG.kind)
@@ -62,7 +63,7 @@ def open_drivers(device_url: str, rig_url: str) -> tuple[Driver, Driver]:
             rig.close()
             raise
     else:
-        unit = Driver.open(device_url, sync=False)
+        unit = unit_cls.open(device_url, sync=False)
         try:
             rig = Driver.open(rig_url, kind=cat.RIG.kind, sync=False)
         except BaseException:
@@ -75,3 +76,18 @@ def open_drivers(device_url: str, rig_url: str) -> tuple[Driver, Driver]:
     unit.sync_clock()
     rig.sync_clock()
     return unit, rig
+
+
+def open_rig_unit(device_url: str, rig_url: str):
+    """The unit in rig mode: a driver the runner uses as any other, whose stimuli go through the rig,
+    wired with the reference wiring of its kind (harness/rig/unit.py). Closing it closes the rig too."""
+    from harness.rig.session import RigSession
+    from harness.rig.unit import RigUnitDriver
+    unit, rig = open_drivers(device_url, rig_url, RigUnitDriver)
+    try:
+        unit.session = RigSession(unit, rig)
+        unit.session.wire()
+    except BaseException:
+        unit.close() if unit.session is not None else (Driver.close(unit), rig.close())
+        raise
+    return unit

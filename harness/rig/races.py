@@ -44,7 +44,7 @@ def showdown_countdown(s: RigSession) -> int:
     s.new_race()
     s.unit.reset("new_game")
     t = s.rig_now() + AHEAD_US
-    s.press(t, "load_cards", 5_000)
+    s.edge(t, "load_cards", "press", 1)
     timer = t + 20_000
     s.press(timer, "timer")
     return timer

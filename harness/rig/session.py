@@ -29,6 +29,9 @@ class RigSession:
         self.drive_line = {w.name: w.line for w in self.wiring if w.drives}
         self.last_edge_us = 0           # rig time of the latest edge asked for
         self.seen: list = []            # the rig's events of the current race, in order
+        self.held: set[str] = set()         # the inputs whose line was last driven active
+        unit = cat.UNITS[self.kind]
+        self.actuated = frozenset(unit.valued_inputs) | frozenset(unit.switches)   # SPEC 13.2
 
     def wire(self) -> None:
         """Send the reference wiring, line by line."""
@@ -49,10 +52,12 @@ class RigSession:
         return self.unit.clock.estimate.to_device(self.rig.clock.estimate.to_host(rig_us))
 
     # ---- stimuli ----
-    def edge(self, at: int, name: str, action: str = "press") -> int:
-        """Drive the line of input name at rig time at; the stimulus id."""
+    def edge(self, at: int, name: str, action: str = "press", value: int = 0) -> int:
+        """Drive the line of input name at rig time at (a feeder's press: carrying value); the stimulus id."""
         self.last_edge_us = max(self.last_edge_us, at)
-        r = self.rig.command(M.RIG_EDGE(at_us=wrap(at), line=self.drive_line[name], action=ACTION[action]))
+        (self.held.add if action == "press" else self.held.discard)(name)
+        r = self.rig.command(M.RIG_EDGE(at_us=wrap(at), line=self.drive_line[name], action=ACTION[action],
+                                        value=value))
         return r.msg.value
 
     def press(self, at: int, name: str, hold_us: int = HOLD_US) -> int:
@@ -60,6 +65,13 @@ class RigSession:
         sid = self.edge(at, name, "press")
         self.edge(at + hold_us, name, "release")
         return sid
+
+    def let_go(self, keep=()) -> None:
+        """Release every input still held but those in keep (switches stay where they are); wait for it."""
+        at = self.rig_now() + AHEAD_US
+        for name in sorted(self.held - set(keep)):
+            self.edge(at, name, "release")
+        self.settle()
 
     def settle(self) -> None:
         """Wait until every edge asked for has been driven (the next race starts with the switches open)."""
