@@ -124,9 +124,12 @@ class Device:
         # A unit built without some optional capabilities: their bits are clear in IDENTITY and their
         # commands are answered NAK unsupported (SPEC 4.3), as firmware that lacks them would.
         self.without = _check_without(without)
-        # a model may bring commands of its own kind (the rig's, emulator/rig.py); without them they are unsupported
+        # a model may bring commands of its own kind (the rig's, emulator/rig.py); a command whose capability
+        # the kind lacks (a game unit's RIG_EDGE, the rig's INPUT) is unsupported, as is one built without it
         handlers = {**_HANDLERS, **self.model_cls.COMMANDS}
-        self._handlers = {cls: (_unsupported if cls.DEF.capability in self.without else h)
+        lacks = self.without | {c.DEF.capability for c in handlers
+                                if c.DEF.capability and c.DEF.capability not in self.model_cls.CAPS}
+        self._handlers = {cls: (_unsupported if cls.DEF.capability in lacks else h)
                           for cls, h in handlers.items()}
         if not 0 <= seed <= 0xFFFFFFFF:
             raise ValueError(f"seed must be a u32, not {seed}")
@@ -543,5 +546,5 @@ _HANDLERS = {
     msg.CONFIG_SET: Device._config_set, msg.STATUS_GET: Device._status_get, msg.EVENT_RESEND: Device._event_resend,
     msg.INPUT: Device._input, msg.INJECT: Device._inject, msg.INJECT_CANCEL: Device._inject_cancel,
     msg.RESET: Device._reset,
-    msg.RIG_WIRE: _unsupported, msg.RIG_EDGE: _unsupported,     # a game unit is no rig (SPEC 13.2)
+    msg.RIG_WIRE: _unsupported, msg.RIG_EDGE: _unsupported,     # the rig's model brings its own (SPEC 13.2)
 }

@@ -47,18 +47,23 @@ class Wire:
 class Rig:
     """The rig's lines, wired to one emulated unit through a path."""
 
-    def __init__(self, device: Device, unit: Device, spec: PathSpec):
+    def __init__(self, device: Device, unit: Device | None, spec: PathSpec):
+        """unit None: a rig wired to nothing (served on its own): its driven edges are reported, no
+        watched line ever moves."""
         self.device = device
         self.unit = unit
-        self.unit_def = cat.UNITS[unit.kind]
+        self.unit_def = cat.UNITS[unit.kind] if unit is not None else None
         self.wires: dict[int, Wire] = {}
         self.active: dict[int, bool] = {}
-        self.inputs = InputPath(spec, self.unit_def.inputs)
+        self.boots = 0
         self.outputs = OutputPath(spec)
+        device.rig = self
+        if unit is None:
+            return
+        self.inputs = InputPath(spec, self.unit_def.inputs)
         # inputs the rig moves as an actuator, not a button: every edge reaches the unit (a feeder placing or
         # taking cards, a selector, the door, the power switch), whatever the line's level
         self.actuated = frozenset(self.unit_def.valued_inputs) | frozenset(self.unit_def.switches)
-        device.rig = self
         unit.observer = self.unit_event
 
     def rebooted(self) -> None:
@@ -67,6 +72,8 @@ class Rig:
 
     # ---- names ----
     def _name(self, signal: int, id_: int) -> str:
+        if self.unit is None:
+            return f"{SIGNAL(signal).name}_{id_}"
         kind = self.unit.kind
         for what in ("input", "light", "sound"):
             if signal == SIGNAL[what]:
@@ -94,7 +101,7 @@ class Rig:
         self.device.emit(msg.RIG_CAPTURE, at=at, line=line, action=action, origin=ORIGIN.driven, stimulus=sid)
         w = self.wires.get(line)
         was, self.active[line] = self.active.get(line, False), action == ACTION.press
-        if w is None:
+        if w is None or self.unit is None:
             return
         if w.name not in self.actuated and was == self.active[line]:
             return              # a button already where it is driven to: nothing happens at the unit
@@ -188,10 +195,12 @@ class RigModel(UnitModel):
 
     def power_on(self, t: int) -> None:
         rig = getattr(self.core, "rig", None)
-        if rig is not None and self.core.boots > getattr(rig, "boots", 0):
+        if rig is None:
+            rig = Rig(self.core, None, PathSpec())      # served on its own (python -m emulator rig)
+        if self.core.boots > rig.boots:
             rig.boots = self.core.boots             # a boot (not RESET new_game): the wiring is gone
             rig.rebooted()
-        self.state = STATE.wired if rig is not None and rig.wires else STATE.unwired
+        self.state = STATE.wired if rig.wires else STATE.unwired
 
     def shutdown(self, t: int) -> None:
         pass                    # RESET new_game: nothing of the rig's is a game
@@ -209,7 +218,6 @@ class RigLink(VirtualLink):
         self.clock = unit_link.clock
         self.device = Device(RIG.kind, self.clock, serial=serial, boot_time_us=RIG_BOOT_US)
         self.rig = Rig(self.device, unit_link.device, spec)
-        self.rig.boots = 0
         self.host_offset_us = unit_link.host_offset_us
         self.drift_ppm = 0.0
         self._rate = Fraction(1)

@@ -91,10 +91,26 @@ def test_the_rig_answers_its_commands_by_the_rules_of_inject(bench):
     assert sid == 1 and rig.status().pending_injects == 1
     assert _nak(rig, msg.RIG_WIRE(line=0, signal=0, id=0, target=0, polarity=0)) == "wrong_state"
     assert rig.cancel_injections() == 1
+    assert _nak(rig, msg.INPUT(input=0, action=1, value=0)) == "unsupported"
+    assert _nak(rig, msg.INJECT(at_us=wrap(now + 10_000), input=0, action=1, value=0)) == "bad_value"
+    assert _nak(rig, msg.CONFIG_SET(param=1, value=1)) == "unsupported"
+    assert _nak(rig, msg.CONFIG_GET(param=1)) == "unknown_param"
     rig.reset("new_game")
     assert rig.status().state == ENUMS["rig_state"].wired          # RESET new_game keeps the wiring
     rig.reboot()
     assert rig.status().state == ENUMS["rig_state"].unwired        # a reboot does not
+
+
+def test_a_rig_served_on_its_own_reports_its_driven_edges():
+    from emulator.inprocess import VirtualLink
+    d = Driver(VirtualLink("rig"))
+    d.hello(expect_kind="rig")
+    assert _nak(d, msg.INPUT(input=0, action=1, value=0)) == "unsupported"
+    d.command(msg.RIG_WIRE(line=5, signal=SIGNAL["input"], id=0, target=0, polarity=0))
+    at = d.device_now() + 1_000
+    d.command(msg.RIG_EDGE(at_us=wrap(at), line=5, action=1, value=0))
+    f = d.wait_for(lambda f: f.msg.NAME == "RIG_CAPTURE", 100_000, "RIG_CAPTURE")
+    assert (f.dev_us, f.msg.line, f.msg.origin, f.msg.stimulus) == (at, 5, 0, 1)
 
 
 def test_a_game_unit_refuses_rig_commands_and_on_a_bench_takes_no_host_input(bench):
@@ -263,6 +279,13 @@ def test_unohil_fairness_and_bench_through_an_emulated_rig(tmp_path, capsys):
     assert main(["bench", "--device", "emu://launcher", "--rig", "emurig://", "--races", "3"]) == 0
     assert main(["bench", "--rig", "emurig://"]) == 2
     assert main(["fairness", "--device", "emu://showdown", "--rig", "emurig://?poll=1s&irq=1us"]) == 2
+    # 2 ms of debounce on A alone: a skew toward B beyond the offsets swept, one clear message
+    assert main(["fairness", "--device", "emu://showdown", "--rig", "emurig://?debounce_paddle_a=2ms",
+                 "--range", "1000"]) == 2
+    assert "give a larger --range" in capsys.readouterr().err
+    assert main(["fairness", "--device", "emu://showdown", "--rig", "emurig://?debounce_paddle_a=2ms",
+                 "--range", "4000", "--json", str(out)]) == 1
+    assert abs(json.loads(out.read_text())["skew_toward_a_us"] + 2000) <= 20
 
 
 # ---- rig mode: the scenario library through the rig ----

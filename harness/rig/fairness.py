@@ -18,10 +18,16 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 
+from harness.errors import HarnessError
 from harness.rig.races import FAIR_RACES
 from harness.rig.session import RigSession
 
 BOOTSTRAP = 400
+
+
+class NotMeasured(HarnessError):
+    """The races could not place the flip point: it lies outside the offsets swept, or a race ended
+    otherwise than in a decided press."""
 
 
 @dataclass
@@ -49,7 +55,7 @@ def _sweep(run, offsets, trials: int) -> Sweep:
         for _ in range(trials):
             outcome = run(d)
             if outcome not in SCORE:
-                raise RuntimeError(f"a fairness race at offset {d} us ended {outcome!r}, not in a decided press")
+                raise NotMeasured(f"a fairness race at offset {d} us ended {outcome!r}, not in a decided press")
             row.append(SCORE[outcome])
         scores.append(row)
     return Sweep(list(offsets), scores)
@@ -98,8 +104,8 @@ def measure(s: RigSession, *, range_us: int = 2000, coarse_trials: int = 3, fine
     bracket = _bracket(coarse)
     if bracket is None:
         setup(s, own_tie)
-        raise RuntimeError(f"the verdict does not flip between offsets -{range_us} and +{range_us} us "
-                           f"(P_A {coarse.means[0]:.2f} .. {coarse.means[-1]:.2f}): a larger --range")
+        raise NotMeasured(f"the verdict does not flip between offsets -{range_us} and +{range_us} us "
+                          f"(A's share {coarse.means[0]:.2f} .. {coarse.means[-1]:.2f}): give a larger --range")
     fine = _sweep(run, _grid(*bracket, fine_points, 1), fine_trials)
     flip = _area(fine.offsets, fine.means)
     lo, hi = _interval(fine, _area, rng)
