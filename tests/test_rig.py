@@ -330,3 +330,16 @@ def test_rig_mode_catches_a_polling_unit():
     finally:
         d.close()
     assert Outcome.FAIL in statuses
+
+
+def test_unohil_run_in_rig_mode(tmp_path):
+    import json
+    from harness.cli.app import main
+    out = tmp_path / "results.json"
+    assert main(["run", "-q", "--device", "emu://launcher", "--rig", "emurig://", "--json", str(out),
+                 "fixtures/scenarios/launcher"]) == 0
+    assert json.loads(out.read_text())["summary"]["passed"] >= 15
+    # a debounce on the button: every press reaches the unit 3 ms late, and exact timing says so
+    assert main(["run", "-q", "--device", "emu://launcher", "--rig", "emurig://?debounce_button=3ms",
+                 "fixtures/scenarios/launcher/bursts.yaml"]) == 1
+    assert main(["run", "-q", "--rig", "emurig://", "fixtures/scenarios/launcher"]) == 2

@@ -88,6 +88,8 @@ def open_rig_unit(device_url: str, rig_url: str):
         unit.session = RigSession(unit, rig)
         unit.session.wire()
     except BaseException:
-        unit.close() if unit.session is not None else (Driver.close(unit), rig.close())
+        unit.session = None
+        unit.close()
+        rig.close()
         raise
     return unit

@@ -15,7 +15,6 @@ from harness.errors import ScheduleError
 from harness.session.driver import Driver
 
 
-
 class RigUnitDriver(Driver):
     """The unit's driver in rig mode (session: the RigSession of this unit and its rig)."""
 
@@ -69,4 +68,5 @@ class RigUnitDriver(Driver):
         try:
             super().close()
         finally:
-            self.session.rig.close()
+            if self.session is not None:
+                self.session.rig.close()
