@@ -343,3 +343,16 @@ def test_unohil_run_in_rig_mode(tmp_path):
     assert main(["run", "-q", "--device", "emu://launcher", "--rig", "emurig://?debounce_button=3ms",
                  "fixtures/scenarios/launcher/bursts.yaml"]) == 1
     assert main(["run", "-q", "--rig", "emurig://", "fixtures/scenarios/launcher"]) == 2
+
+
+def test_unohil_conform_gains_the_fairness_check_of_spec_13_6(tmp_path):
+    import json
+    from harness.cli.app import main
+    out = tmp_path / "conform.json"
+    assert main(["conform", "-q", "--no-scenarios", "--device", "emu://showdown",
+                 "--rig", "emurig://?skew_paddle_b=300us", "--json", str(out)]) == 1
+    fair = [c for c in json.loads(out.read_text())["checks"] if c["section"] == "13.6"]
+    assert len(fair) == 1 and fair[0]["status"] == "fail" and "+300 us" in fair[0]["detail"]
+    assert main(["conform", "-q", "--no-scenarios", "--device", "emu://flash", "--rig", "emurig://",
+                 "--json", str(out)]) == 0
+    assert [c["status"] for c in json.loads(out.read_text())["checks"] if c["section"] == "13.6"] == ["pass"]
