@@ -124,8 +124,13 @@ class Device:
         # A unit built without some optional capabilities: their bits are clear in IDENTITY and their
         # commands are answered NAK unsupported (SPEC 4.3), as firmware that lacks them would.
         self.without = _check_without(without)
-        self._handlers = {cls: (_unsupported if cls.DEF.capability in self.without else h)
-                          for cls, h in _HANDLERS.items()}
+        # a model may bring commands of its own kind (the rig's, emulator/rig.py); a command whose capability
+        # the kind lacks (a game unit's RIG_EDGE, the rig's INPUT) is unsupported, as is one built without it
+        handlers = {**_HANDLERS, **self.model_cls.COMMANDS}
+        lacks = self.without | {c.DEF.capability for c in handlers
+                                if c.DEF.capability and c.DEF.capability not in self.model_cls.CAPS}
+        self._handlers = {cls: (_unsupported if cls.DEF.capability in lacks else h)
+                          for cls, h in handlers.items()}
         if not 0 <= seed <= 0xFFFFFFFF:
             raise ValueError(f"seed must be a u32, not {seed}")
         if not 0 <= serial <= 0xFFFFFFFF:
@@ -138,7 +143,8 @@ class Device:
         self.boot_time_us = boot_time_us
         self.salt = salt                  # mixed into boot ids: a served unit gets fresh ones per run
         self.params = {p.name: p for p in params_for(kind)}
-        self.cross_rules = UNITS[kind].cross_rules
+        unit = UNITS.get(kind)              # None for the rig: a device kind that is not a game unit
+        self.cross_rules = unit.cross_rules if unit else ()
         self.decoder = StreamDecoder()
         # The reference generator of SPEC 6, or (rng=python) another allowed one, as a unit whose
         # firmware brings its own would have: same distributions, other draws, no reference_rng bit.
@@ -170,8 +176,8 @@ class Device:
         self._reboot_pending = False
         self._stamp: int | None = None    # event time while the unit acts on one input or timer
         self._inputs = frozenset(int(i) for i in self.model_cls.INPUTS)
-        unit = UNITS[kind]
-        self._valued = frozenset(unit.inputs[name] for name in unit.valued_inputs)
+        self._valued = frozenset(unit.inputs[name] for name in unit.valued_inputs) if unit else frozenset()
+        self.observer = None    # observer(message, t): every event as it is produced (the rig's output path)
         # The current game, for rehearsals (emulator/rehearsal.py): when it began and its first
         # input edges. A game begins at boot, at RESET new_game, and at an edge that finds the unit
         # idle (IDLE_STATES) after an edge of the game found it playing.
@@ -203,7 +209,7 @@ class Device:
         digest = hashlib.sha256(b"%d:%d:%d:" % (self.serial, self.seed, self.boots) + self.salt).digest()
         self.boot_id = int.from_bytes(digest[:4], "little") or 1
         self.model = self.model_cls(self, **self.options)
-        caps = self.model.caps() + (("reference_rng",) if self.rng_name == "reference" else ())
+        caps = self.model.caps() + (("reference_rng",) if self.rng_name == "reference" and self.model.DRAWS else ())
         self.caps = sum(1 << CAP[c] for c in caps if c not in self.without)
         self.emit(msg.BOOT, boot_id=self.boot_id, reason=reason)
         self.model.power_on(self.now())
@@ -270,6 +276,8 @@ class Device:
         m = cls(seq, **fields)
         time_us = t & 0xFFFFFFFF
         self._ring.append((seq, time_us, m))
+        if self.observer is not None:
+            self.observer(m, t)
         if self._drops and self._dropping(m):
             return
         self._send(m, time_us)
@@ -476,17 +484,26 @@ class Device:
     def _inject(self, f, m, t):
         if not self._valid_input(m.input, m.action):
             return ERROR.bad_value
-        ahead = diff(m.at_us, wrap(t))
+        sid, error = self.schedule_stimulus(t, m.at_us, self._run_inject, m.input, m.action, m.value)
+        return error or msg.ACK(f.seq, m.ID, sid)
+
+    def schedule_stimulus(self, t: int, at_us: int, fn, *args) -> tuple[int, int]:
+        """A stimulus for u32 device time at_us, accepted at t by INJECT's rules (SPEC 4.8): fn(at, sid, *args)
+        runs then (INJECT_CANCEL drops it). Returns (stimulus id, 0), or (0, error code) when refused."""
+        ahead = diff(at_us, wrap(t))
         if ahead <= 0:
-            return ERROR.too_late
+            return 0, ERROR.too_late
         if len(self._injects) >= INJECT_QUEUE:
-            return ERROR.queue_full
+            return 0, ERROR.queue_full
         self._inject_id = self._inject_id % NONE_U16 + 1
         sid = self._inject_id
         at = t + ahead
-        self._injects[sid] = self.clock.call_at(self.to_clock(at), self._run_inject, at, sid, m.input,
-                                                m.action, m.value, priority=INPUT)
-        return msg.ACK(f.seq, m.ID, sid)
+        self._injects[sid] = self.clock.call_at(self.to_clock(at), fn, at, sid, *args, priority=INPUT)
+        return sid, 0
+
+    def stimulus_done(self, sid: int) -> None:
+        """A scheduled stimulus ran: no longer pending."""
+        self._injects.pop(sid, None)
 
     def _inject_cancel(self, f, m, t):
         return msg.ACK(f.seq, m.ID, self._cancel_injects())
@@ -529,4 +546,5 @@ _HANDLERS = {
     msg.CONFIG_SET: Device._config_set, msg.STATUS_GET: Device._status_get, msg.EVENT_RESEND: Device._event_resend,
     msg.INPUT: Device._input, msg.INJECT: Device._inject, msg.INJECT_CANCEL: Device._inject_cancel,
     msg.RESET: Device._reset,
+    msg.RIG_WIRE: _unsupported, msg.RIG_EDGE: _unsupported,     # the rig's model brings its own (SPEC 13.2)
 }

@@ -22,6 +22,10 @@ kind's name (device.model_class). Class attributes to declare:
     OPTIONS       unit options a user may set when creating the unit, name ->
                   (default, min, max); card_capacity and players are reported in
                   IDENTITY when present
+    COMMANDS      commands only this kind has (the rig's RIG_WIRE, RIG_EDGE):
+                  message class -> handler(core, frame, message, t) returning the
+                  reply or an error code, like the core's own
+    DRAWS         False for a kind without a random generator (the rig)
 
 The core creates the model with Model(core, **options) at every boot and every
 RESET new_game, then calls power_on(t). Hooks a model implements:
@@ -101,6 +105,8 @@ class UnitModel:
     IDLE_STATES: tuple[int, ...] = ()
     CAPS: tuple[str, ...] = DEFAULT_CAPS
     OPTIONS: dict[str, tuple[int, int, int]] = {}
+    COMMANDS: dict = {}         # message class -> handler(core, frame, message, t) of commands of this kind only
+    DRAWS = True                # has a random generator (the reference one: capability reference_rng)
 
     def __init__(self, core, **options):
         self.core = core

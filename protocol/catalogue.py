@@ -281,7 +281,69 @@ def _roles(raw: dict) -> RoleFacts:
                      mask_fields=frozenset(map(_field_ref, raw["mask_fields"])))
 
 
-UNITS: dict[str, UnitDef] = {kind: _unit(kind, RAW["units"][kind]) for kind in ENUM_VALUES["unit_kind"]}
+#: the game units, in the order of the unit_kind enum (the rig's kind is not one: see RIG)
+UNITS: dict[str, UnitDef] = {kind: _unit(kind, RAW["units"][kind]) for kind in ENUM_VALUES["unit_kind"]
+                             if kind in RAW["units"]}
+
+
+@dataclass(frozen=True)
+class WireDef:
+    """One line of a rig's reference wiring (messages.yaml `rig.wiring`): what the line is on the unit.
+    id and target are numbers here (the unit's enums resolved); target is NONE_U8 for any target."""
+    line: int
+    signal: str                 # rig_signal: input, light, sound, launch, card
+    name: str                   # the input, light or sound name, or the signal's for launch and card
+    id: int = 0
+    target: int = 0
+    polarity: str = "active_low"
+
+    @property
+    def drives(self) -> bool:
+        return self.signal == "input"
+
+
+@dataclass(frozen=True)
+class RigDef:
+    """The stimulus-and-capture rig (messages.yaml `rig`, SPEC 13): a device kind that is not a game unit."""
+    kind: str
+    title: str
+    section: str
+    lines: int
+    power_on_state: str
+    capabilities: tuple[str, ...]
+    timing: dict[str, int]
+    wiring: dict[str, tuple[WireDef, ...]]    # unit kind -> its reference wiring, in line order
+
+    def line_of(self, unit: str, signal: str, name: str | None = None, target: int | None = None) -> int:
+        """The line of the reference wiring of a unit kind that carries this signal (input or light name...)."""
+        for w in self.wiring[unit]:
+            if w.signal == signal and (name is None or w.name == name) and (target is None or w.target == target):
+                return w.line
+        raise KeyError(f"the {unit} wiring has no {signal} line {name or ''} {'' if target is None else target}")
+
+
+def _wire(unit: str, raw: dict) -> WireDef:
+    signal = raw["signal"]
+    if signal in ("input", "light", "sound"):
+        name = raw["id"]
+        ident = ENUM_VALUES[f"{unit}_{signal}"][name]
+    else:
+        name, ident = signal, 0
+    target = raw.get("target", NONE_U8 if signal == "light" else 0)
+    if isinstance(target, str):
+        target = ENUM_VALUES["side"][target]
+    return WireDef(raw["line"], signal, name, ident, target, raw.get("polarity", "active_low"))
+
+
+def _rig(raw: dict) -> RigDef:
+    return RigDef(kind=raw["kind"], title=raw["title"], section=raw["section"], lines=raw["lines"],
+                  power_on_state=raw["power_on_state"], capabilities=tuple(raw["capabilities"]),
+                  timing=dict(raw["timing"]),
+                  wiring={unit: tuple(sorted((_wire(unit, w) for w in ws), key=lambda w: w.line))
+                          for unit, ws in raw["wiring"].items()})
+
+
+RIG: RigDef | None = _rig(RAW["rig"]) if "rig" in RAW else None
 
 
 # the decisions every unit kind follows (PR-n) are grouped under this name, decided in these sections

@@ -26,7 +26,7 @@ _ARTICLE = {"command": "a command", "reply": "a reply", "event": "an event"}
 SITUATIONS = ("report", "stimulus", "refused", "refused_value", "busy_config", "busy", "reset_busy")
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
-_TOP = {"protocol": True, "enums": True, "params": True, "messages": True, "units": True}
+_TOP = {"protocol": True, "enums": True, "params": True, "messages": True, "units": True, "rig": False}
 _PROTOCOL = dict.fromkeys(("major", "minor", "header_size", "crc_size", "max_frame", "max_payload",
                            "max_encoded", "event_buffer", "inject_queue", "rng_stream"), True)
 _PARAM = {"name": True, "id": True, "units": True, "min": True, "max": True, "default": True,
@@ -43,6 +43,12 @@ _UNIT = {"title": True, "section": True, "verdict": True, "outcome_field": True,
          "scheduled_times": False, "optional_times": False, "roles": False, "timers": False,
          "drawn_times": False, "fresh_states": False}
 _TIMER = {"after": True, "delay": True, "frozen_by": False, "when": False}
+_RIG = {"kind": True, "title": True, "section": True, "lines": True, "power_on_state": True, "capabilities": True,
+        "timing": True, "wiring": True}
+RIG_TIMING = ("resolution_us", "drive_error_us", "capture_error_us", "line_skew_us", "fairness_bound_us")
+_WIRE = {"line": True, "signal": True, "id": False, "target": False, "polarity": False}
+# signal -> the unit enum its id names (by suffix) and whether a target names a side / a value
+_WIRE_ID = {"input": "input", "light": "light", "sound": "sound"}
 _ROLES = {"players": True, "current": True, "started_by": True, "buttons": True, "player_fields": True,
           "mask_fields": True}
 
@@ -190,7 +196,10 @@ class _Reader:
         self.raw["enums"] = self.enums(top["enums"][1])
         self.raw["params"] = self.params(top["params"][1])
         self.raw["messages"] = self.messages(top["messages"][1])
-        self.raw["units"] = self.units(top["units"][1])
+        rig_kind = self.rig_kind(top["rig"][1]) if "rig" in top else None
+        self.raw["units"] = self.units(top["units"][1], rig_kind)
+        if "rig" in top:
+            self.raw["rig"] = self.rig(top["rig"][1])
         return self.raw
 
     def protocol(self, node) -> dict:
@@ -320,8 +329,9 @@ class _Reader:
                       f"the first field must be {first} (u16), as in every {cls}")
         return out
 
-    def units(self, node) -> dict:
-        kinds = list(self.raw["enums"]["unit_kind"])
+    def units(self, node, rig_kind: str | None = None) -> dict:
+        # every kind of the enum is a game unit here, but the rig's (it has its own section)
+        kinds = [k for k in self.raw["enums"]["unit_kind"] if k != rig_kind]
         m = self.mapping(node, "units", dict.fromkeys(kinds, True))
         return {kind: self.unit(kind, m[kind][0], m[kind][1]) for kind in kinds}
 
@@ -408,6 +418,68 @@ class _Reader:
         out["situations"] = self.situations(m["situations"][1], where, kind, params)
         if "timers" in m:
             out["timers"] = self.timers(m["timers"][1], f"{where} timers", events, params, out["field_enums"])
+        return out
+
+    # ---- the rig (SPEC 13) ----
+
+    def rig_kind(self, node) -> str:
+        m = self.mapping(node, "rig", _RIG)
+        return self.one_of(m["kind"][1], "rig kind", list(self.raw["enums"]["unit_kind"]), "unit kind")
+
+    def rig(self, node) -> dict:
+        m = self.mapping(node, "rig", _RIG)
+        enums = self.raw["enums"]
+        for name in ("rig_signal", "rig_polarity", "rig_origin", "rig_state"):
+            if name not in enums:
+                self.fail(node, "rig", f"the enums have no {name}")
+        out = {"kind": self.one_of(m["kind"][1], "rig kind", list(enums["unit_kind"]), "unit kind"),
+               "title": self.text(m["title"][1], "rig title"), "section": self.text(m["section"][1], "rig section"),
+               "lines": self.integer(m["lines"][1], "rig lines", 1, 0xFF)}
+        out["power_on_state"] = self.one_of(m["power_on_state"][1], "rig power_on_state", list(enums["rig_state"]),
+                                            "state")
+        out["capabilities"] = self.names(m["capabilities"][1], "rig capabilities", list(enums.get("capability", ())),
+                                         "capability")
+        t = self.mapping(m["timing"][1], "rig timing", dict.fromkeys(RIG_TIMING, True))
+        out["timing"] = {k: self.integer(v, f"rig timing {k}", 0, 1_000_000) for k, (_, v) in t.items()}
+        out["wiring"] = {}
+        for kind, (k, v) in self.mapping(m["wiring"][1], "rig wiring").items():
+            self.one_of(k, "rig wiring", list(self.raw["units"]), "game unit kind")
+            out["wiring"][kind] = self.wiring(v, f"rig wiring {kind}", kind, out["lines"])
+        return out
+
+    def wiring(self, node, where: str, kind: str, lines: int) -> list[dict]:
+        enums = self.raw["enums"]
+        out, used = [], set()
+        for i, n in enumerate(self.seq(node, where)):
+            m = self.mapping(n, f"{where}[{i}]", _WIRE)
+            line = self.integer(m["line"][1], f"{where}[{i}] line", 0, lines - 1)
+            if line in used:
+                self.fail(m["line"][1], f"{where}[{i}] line", f"line {line} is wired twice")
+            used.add(line)
+            signal = self.one_of(m["signal"][1], f"{where}[{i}] signal",
+                                 [s for s in enums["rig_signal"] if s != "none"], "signal")
+            entry = {"line": line, "signal": signal}
+            here = f"{where} line {line}"
+            if signal in _WIRE_ID:
+                table = enums.get(f"{kind}_{_WIRE_ID[signal]}", {})
+                if "id" not in m:
+                    self.fail(n, here, f"a {signal} line names its {signal}", list(table))
+                entry["id"] = self.one_of(m["id"][1], f"{here} id", list(table), f"{kind} {signal}")
+            elif "id" in m:
+                self.fail(m["id"][0], here, f"a {signal} line has no id")
+            if "target" in m:
+                tn = m["target"][1]
+                raw = _scalar(tn) if isinstance(tn, yaml.ScalarNode) else None
+                if signal == "light" and isinstance(raw, str):
+                    entry["target"] = self.one_of(tn, f"{here} target", list(enums.get("side", ())), "side")
+                elif signal == "light":
+                    entry["target"] = self.integer(tn, f"{here} target", 0, 0xFF)
+                else:
+                    self.fail(m["target"][0], here, f"a {signal} line has no target")
+            if "polarity" in m:
+                entry["polarity"] = self.one_of(m["polarity"][1], f"{here} polarity", list(enums["rig_polarity"]),
+                                                "polarity")
+            out.append(entry)
         return out
 
     def timers(self, node, where: str, events: dict, params: list[str], field_enums: dict) -> dict:

@@ -59,7 +59,8 @@ def test_boot_then_identity():
     assert ident.card_capacity == 12 and ident.players == 2
     assert ident.event_buffer == 64 and ident.inject_queue == 16
     caps = ENUMS["capability"]
-    assert ident.caps == sum(1 << c for c in caps)     # the Showdown has every capability
+    # the Showdown has every capability but the rig's (SPEC 13)
+    assert ident.caps == sum(1 << c for c in caps if c.name != "rig_lines")
 
 
 def test_card_capacity_option_in_identity():

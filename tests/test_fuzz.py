@@ -38,7 +38,9 @@ ATTRIBUTED = {"bad_version": ERR["bad_version"], "unknown_type": ERR["unknown_ty
 MAY_NAK = {"HELLO": {"bad_version"}, "TIME_SYNC": set(), "CONFIG_GET": {"unknown_param"},
            "CONFIG_SET": {"unknown_param", "wrong_state", "bad_value"}, "STATUS_GET": set(), "EVENT_RESEND": set(),
            "INPUT": {"bad_value", "wrong_state"}, "INJECT": {"bad_value", "too_late", "queue_full"},
-           "INJECT_CANCEL": set(), "RESET": {"bad_value"}}
+           "INJECT_CANCEL": set(), "RESET": {"bad_value"},
+           # a game unit is no rig (SPEC 13.2): it lacks rig_lines
+           "RIG_WIRE": {"unsupported"}, "RIG_EDGE": {"unsupported"}}
 
 
 class Oracle:

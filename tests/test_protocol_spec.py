@@ -69,7 +69,8 @@ def test_every_error_code_has_its_text():
 
 
 def test_enums_are_grouped_once():
-    groups = [spec_tables.common_enums()] + [spec_tables.unit_enums(u) for u in ("showdown", "flash", "launcher")]
+    groups = [spec_tables.common_enums(), spec_tables.rig_enums()] + \
+        [spec_tables.unit_enums(u) for u in ("showdown", "flash", "launcher")]
     flat = [e for g in groups for e in g] + ["error"]
     assert sorted(flat) == sorted(cat.ENUM_VALUES)
 

@@ -114,11 +114,17 @@ def _unit_of_enum(enum: str) -> str | None:
     for unit in cat.UNITS.values():
         if enum in unit.enums:
             return unit.kind
+    if enum in rig_enums():
+        return cat.RIG.kind
     return None
 
 
 def common_enums() -> list[str]:
     return [e for e in cat.ENUM_VALUES if _unit_of_enum(e) is None and e != "error"]
+
+
+def rig_enums() -> list[str]:
+    return [e for e in cat.ENUM_VALUES if e.startswith(cat.RIG.kind + "_")]
 
 
 def unit_enums(unit: str) -> list[str]:
@@ -212,6 +218,55 @@ def _unit_region(unit: str) -> str:
     parts.append(f"**Parameters of the {title}**\n\n"
                  + _table(["id", "parameter", "min", "max", "default", "unit"],
                           [[_hex(p.id), f"`{p.name}`", p.min, p.max, p.default, _unit(p.unit)] for p in params]))
+    return "\n\n".join(parts)
+
+
+_TIMING_TEXT = {
+    "resolution_us": "tick of the rig's clock, for RIG_EDGE.at_us and every RIG_CAPTURE time",
+    "drive_error_us": "a driven line changes within this of RIG_EDGE.at_us",
+    "capture_error_us": "a watched edge is stamped within this of the moment the line crossed its threshold",
+    "line_skew_us": "two lines driven at the same at_us change within this of each other",
+    "fairness_bound_us": "the side skew a unit may show from outside (13.6), 95% interval included",
+}
+
+
+def _actuated(unit: str) -> set[str]:
+    u = cat.UNITS[unit]
+    return set(u.valued_inputs) | set(u.switches)
+
+
+def _wire_text(unit: str, w: cat.WireDef) -> list:
+    if w.signal == "input":
+        what = f"drives input `{w.name}`" + (", actuated (13.2)" if w.name in _actuated(unit) else "")
+    elif w.signal == "light":
+        side = cat.enum_name("side", w.target) if unit == "showdown" else str(w.target)
+        what = f"watches light `{w.name}`" + ("" if w.target == cat.NONE_U8 else f", target {side}")
+    elif w.signal == "sound":
+        what = f"watches sound `{w.name}`"
+    else:
+        what = {"launch": "watches the launch solenoid", "card": "watches the card-exit sensor"}[w.signal]
+    return [w.line, f"`{w.signal}`", w.id, w.target, f"`{w.polarity}`", what]
+
+
+def region_rig() -> str:
+    rig = cat.RIG
+    parts = [_enum_table(e) for e in rig_enums()]
+    mine = [m for m in cat.MESSAGES if m.capability == "rig_lines" or m.units == (rig.kind,)]
+    parts.append(f"**Messages of the {rig.title}** (besides HELLO, TIME_SYNC, STATUS_GET, EVENT_RESEND, "
+                 "INJECT_CANCEL, RESET and BOOT)\n\n"
+                 + _table(["id", "message", "class", "payload"],
+                          [[_hex(m.id), f"[{m.name}](#{_anchor(m)})", m.kind, m.size] for m in mine]))
+    parts.append(f"**Facts of the {rig.title}**\n\n" + _table(["fact", "value"], [
+        ["IDENTITY.kind", f"{cat.ENUM_VALUES['unit_kind'][rig.kind]} (`{rig.kind}`)"],
+        ["lines", f"{rig.lines} (0 .. {rig.lines - 1})"],
+        ["capabilities", ", ".join(f"`{c}`" for c in rig.capabilities)],
+        ["STATUS.state at boot", f"`{rig.power_on_state}`"],
+    ]))
+    parts.append("**Timing a rig must achieve**\n\n" + _table(
+        ["requirement", "µs", "meaning"], [[f"`{k}`", v, _TIMING_TEXT[k]] for k, v in rig.timing.items()]))
+    for unit, wires in rig.wiring.items():
+        parts.append(f"**Reference wiring of the {cat.UNITS[unit].title}**\n\n" + _table(
+            ["line", "signal", "id", "target", "polarity", "what it is"], [_wire_text(unit, w) for w in wires]))
     return "\n\n".join(parts)
 
 
@@ -320,6 +375,7 @@ REGIONS = {
     "unit-showdown": lambda: _unit_region("showdown"),
     "unit-flash": lambda: _unit_region("flash"),
     "unit-launcher": lambda: _unit_region("launcher"),
+    "rig": region_rig,
     "worked-example": region_worked_example,
     "decisions": region_decisions,
 }

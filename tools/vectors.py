@@ -53,6 +53,9 @@ TYPICAL: list[tuple[str, str, int, int, dict]] = [
     ("inject_near_wrap", "INJECT", 8, 0, {"at_us": 0xFFFFFF00, "input": 1, "action": 1, "value": 0}),
     ("inject_cancel", "INJECT_CANCEL", 9, 0, {}),
     ("reset_reboot", "RESET", 10, 0, {"mode": 1}),
+    ("rig_wire_red_b", "RIG_WIRE", 11, 0, {"line": 18, "signal": 1, "id": 1, "target": 1, "polarity": 1}),
+    ("rig_edge_paddle_b_near_wrap", "RIG_EDGE", 12, 0, {"at_us": 0xFFFFFF00, "line": 1, "action": 1, "value": 0}),
+    ("rig_edge_feeder_ten_cards", "RIG_EDGE", 13, 0, {"at_us": 2_000_000, "line": 3, "action": 1, "value": 10}),
     ("ack_inject", "ACK", 0x1234, 0x0001E240, {"cmd_seq": 8, "cmd_type": 0x08, "value": 7}),
     ("nak_unattributed_bad_crc", "NAK", 0x1235, 0x0001E241,
      {"cmd_seq": 0xFFFF, "cmd_type": 0xFF, "error": 1, "detail": 0}),
@@ -113,6 +116,10 @@ TYPICAL: list[tuple[str, str, int, int, dict]] = [
      {"event_seq": 36, "press": 12, "press_us": 55_000_000, "planned": 5, "fired": 5, "inside": 35,
       "fired_total": 65, "loaded_total": 100, "knowable_us": 55_310_000}),
     ("la_empty", "LA_EMPTY", 90, 99_000_000, {"event_seq": 90, "fired_total": 100}),
+    ("rig_capture_driven", "RIG_CAPTURE", 40, 7_430_000,
+     {"event_seq": 40, "line": 1, "action": 1, "origin": 0, "stimulus": 9}),
+    ("rig_capture_watched_red_b", "RIG_CAPTURE", 41, 7_435_250,
+     {"event_seq": 41, "line": 18, "action": 1, "origin": 1, "stimulus": 0}),
 ]
 
 

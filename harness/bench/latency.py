@@ -221,34 +221,43 @@ LINK_LABELS = {
 }
 
 
-def print_report(result: dict, console) -> None:
+def distribution_table(title: str, rows):
+    """A table of distributions: rows of (label, distribution) or (label, distribution, mean); a
+    percentile shows only when enough samples back it (n/a otherwise: see unbacked)."""
     from rich.table import Table
-    t = Table(title=f"Adjudication latency, {result['races']} races per unit on {result['device']} "
-                    f"(emission time: {result['emission_time']})", header_style="bold")
+    t = Table(title=title, header_style="bold")
     t.add_column("figure")
     t.add_column("n", justify="right")
     for name, _ in PCTS:
         t.add_column(name, justify="right", no_wrap=True)
+    means = any(len(r) > 2 for r in rows)
+    if means:
+        t.add_column("mean", justify="right", no_wrap=True)
+    for label, d, *mean in rows:
+        n = d.get("n", 0)
+        cells = ["-" if name not in d else duration(d[name], exact=False) if backed(pct, n) else "n/a"
+                 for name, pct in PCTS]
+        t.add_row(label, str(n), *cells, *(duration(round(m), exact=False) for m in mean))
+    return t
+
+
+def unbacked(rows) -> bool:
+    """Whether a table of these rows shows n/a somewhere: a percentile with too few samples."""
+    return any(name in d and not backed(pct, d.get("n", 0)) for _, d, *_ in rows for name, pct in PCTS)
+
+
+UNBACKED_NOTE = ("  n/a: too few samples for that percentile (pX is shown from 100 / (100 - X) samples, one beyond "
+                 "it: p90 from 10, p99 from 100, p99.9 from 1000)")
+
+
+def print_report(result: dict, console) -> None:
     rows = [(f"{kind}: {label}", u["distributions"].get(key, {}))
             for kind, u in result["units"].items() for key, label in UNIT_LABELS.items()]
     rows += [(label, result["distributions"].get(key, {})) for key, label in LINK_LABELS.items()]
-    unbacked = False
-    for label, d in rows:
-        n = d.get("n", 0)
-        cells = []
-        for name, pct in PCTS:
-            if name not in d:
-                cells.append("-")
-            elif backed(pct, n):
-                cells.append(duration(d[name], exact=False))
-            else:
-                cells.append("n/a")
-                unbacked = True
-        t.add_row(label, str(n), *cells)
-    console.print(t)
-    if unbacked:
-        console.print("  n/a: too few samples for that percentile (pX is shown from 100 / (100 - X) samples, one "
-                      "beyond it: p90 from 10, p99 from 100, p99.9 from 1000)", soft_wrap=True)
+    console.print(distribution_table(f"Adjudication latency, {result['races']} races per unit on {result['device']} "
+                                     f"(emission time: {result['emission_time']})", rows))
+    if unbacked(rows):
+        console.print(UNBACKED_NOTE, soft_wrap=True)
 
     def ratio_line(prefix: str, name: str, r: dict, dists: dict) -> None:
         n = min(dists.get(k, {}).get("n", 0) for k in name.split("/"))

@@ -7,6 +7,7 @@
   unohil ports                list serial ports and USB units, and what answers on them
   unohil conform --device URL firmware acceptance: protocol conformance, then the scenario library
   unohil bench                adjudication latency against the raw floor of the link
+  unohil fairness --device URL --rig URL   side skew and tie window from outside, through a rig
   unohil record               a session on a unit, or a trace, as a scenario file that replays it
   unohil replay FILE          recorded scenarios run again, each compared with its recording
   unohil report RESULTS -o F  an HTML report of a run from its results file
@@ -23,12 +24,13 @@ import threading
 
 from rich.console import Console
 
-from harness.cli import bench, conform, emulate, export, hello, ports, record, replay, report, run, schema, validate
+from harness.cli import (bench, conform, emulate, export, fairness, hello, ports, record, replay, report, run,
+                         schema, validate)
 from harness.cli.exit import Exit
 from harness.cli.signals import Interrupted, exit_for, signal_name
 from harness.errors import HarnessError, ScenarioError
 
-COMMANDS = (run, validate, bench, hello, emulate, ports, conform, record, replay, report, export, schema)
+COMMANDS = (run, validate, bench, fairness, hello, emulate, ports, conform, record, replay, report, export, schema)
 
 
 def version_text() -> str:

@@ -1,6 +1,8 @@
 """unohil bench: adjudication latency against the raw floor of the link, measured in one run."""
 from __future__ import annotations
 
+import sys
+
 from rich.console import Console
 
 from protocol import catalogue as cat
@@ -20,6 +22,10 @@ def add_parser(sub) -> None:
                         "real clock)")
     p.add_argument("--kind", choices=KINDS, action="append",
                    help="with no --device: the emulated kinds to measure (default: all three)")
+    p.add_argument("--rig", metavar="URL", default=None,
+                   help="measure from the physical press through this rig wired to --device (SPEC 13.5): "
+                        "press-to-light, -launch, -flag, -first-card against the unit's own figures; "
+                        "emurig://?OPTIONS wires an emulated rig to an emulated unit (docs/rig.md)")
     p.add_argument("--races", type=int, default=300, metavar="N",
                    help="races per unit (default 300); a percentile is shown only when enough of them back it "
                         "(p99.9 from 1000 samples, p99 from 100, p90 from 10)")
@@ -30,8 +36,32 @@ def add_parser(sub) -> None:
 def main(args) -> int:
     if args.json:
         check_writable(args.json, "--json")
+    if args.rig is not None:
+        return _through_rig(args)
     result = run_bench(args.device, args.races, tuple(args.kind or KINDS))
     print_report(result, Console(highlight=False))
+    if args.json:
+        write_json(args.json, result)
+    return Exit.OK
+
+
+def _through_rig(args) -> int:
+    from harness.rig.bench import print_report as print_rig_report, rig_latencies
+    from harness.rig.links import open_drivers
+    from harness.rig.session import RigSession
+    if args.device is None:
+        print("error: --rig needs --device: the unit the rig is wired to", file=sys.stderr)
+        return Exit.USAGE
+    unit, rig = open_drivers(args.device, args.rig)
+    try:
+        s = RigSession(unit, rig)
+        s.wire()
+        result = rig_latencies(s, args.races)
+    finally:
+        unit.close()
+        rig.close()
+    result.update(device=args.device, rig=args.rig)
+    print_rig_report(result, Console(highlight=False))
     if args.json:
         write_json(args.json, result)
     return Exit.OK

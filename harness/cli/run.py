@@ -38,6 +38,9 @@ def add_parser(sub) -> None:
     p.add_argument("--outage-budget", metavar="TIME", type=_budget, default=DEFAULT_BUDGET_US,
                    help="how long a lost link is waited for (tried again with growing waits) before the races "
                         f"after it become link errors, e.g. 30s, 500ms, 2min (default {DEFAULT_BUDGET_US // 10**6}s)")
+    p.add_argument("--rig", metavar="URL",
+                   help="rig mode: the presses go through this rig wired to the one --device, at rig times "
+                        "(SPEC 13); emurig://?OPTIONS wires an emulated rig to an emulated unit (docs/rig.md)")
     p.add_argument("-q", "--quiet", action="store_true",
                    help="no results table or per-scenario lines: only the link health, the failures and the totals")
     _add_format_arguments(p)
@@ -74,7 +77,7 @@ def main(args) -> int:
         scenarios = [s for s in scenarios if pick(s)]
     if not scenarios:
         raise UsageError("no scenarios selected")
-    rack = Rack.open(args.device or [], {s.unit for s in scenarios}, args.trace)
+    rack = _rig_rack(args) if args.rig else Rack.open(args.device or [], {s.unit for s in scenarios}, args.trace)
     by_kind = rack.by_kind()
     if args.device and not any(sc.unit in by_kind for sc in scenarios):
         have = "; ".join(f"{d.url} is a {d.kind} unit" for d in rack.drivers)
@@ -93,6 +96,13 @@ def main(args) -> int:
             health, devices = rack.health(), rack.describe()
             rack.close()
         return _report(console, fmt, args, started, scenarios, results, rack, health, devices, stop)
+
+
+def _rig_rack(args) -> Rack:
+    from harness.rig.links import open_rig_unit
+    if not args.device or len(args.device) != 1:
+        raise UsageError("--rig needs one --device: the unit the rig is wired to")
+    return Rack([open_rig_unit(args.device[0], args.rig)])
 
 
 def _report(console: Console, fmt: str, args, started: float, scenarios, results: list[ScenarioResult], rack: Rack,

@@ -198,7 +198,8 @@ def _find_input(seen: list[Frame], inp: int, edge: str, at: int, exact: bool) ->
         if m.input != inp or m.action != action:
             continue
         if exact:
-            if f.dev_us == at and m.source == SOURCE["injected"]:
+            # injected; or physical, from a rig placing the edge on its exact time (rig mode, SPEC 13.3)
+            if f.dev_us == at and m.source in (SOURCE["injected"], SOURCE["physical"]):
                 return f
         elif m.source == SOURCE["host"] and (best is None or abs(f.dev_us - at) < abs(best.dev_us - at)):
             best = f

@@ -111,7 +111,9 @@ def unsupported(cs):
     needs = {"test_mode": [msg.INJECT(at_us=1, input=0, action=1, value=0), msg.INJECT_CANCEL()],
              "host_input": [msg.INPUT(input=0, action=1, value=0)], "time_sync": [msg.TIME_SYNC(t1_host_us=1)],
              "event_resend": [msg.EVENT_RESEND(first_seq=0, count=1)],
-             "config_set": [msg.CONFIG_SET(param=1, value=1)]}
+             "config_set": [msg.CONFIG_SET(param=1, value=1)],
+             "rig_lines": [msg.RIG_WIRE(line=0, signal=0, id=0, target=0, polarity=0),      # no game unit has them
+                           msg.RIG_EDGE(at_us=1, line=0, action=1)]}
     assert {m.NAME for ms in needs.values() for m in ms} == {m.name for m in cat.MESSAGES if m.capability}
     missing = [c for c in needs if not cs.has(c)]
     if not missing:

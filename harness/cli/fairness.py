@@ -1,0 +1,75 @@
+"""unohil fairness: does the seat matter? Side skew and tie window of a unit, measured through its rig."""
+from __future__ import annotations
+
+import sys
+
+from rich.console import Console
+
+from protocol import catalogue as cat
+
+from harness.cli.exit import Exit
+from harness.report.files import check_writable
+from harness.report.results_json import write_json
+from harness.rig.fairness import measure
+from harness.rig.links import open_drivers
+from harness.rig.races import FAIR_RACES
+from harness.rig.session import RigSession
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser("fairness", help="side skew and tie window of a unit from outside, through its rig "
+                                        "(SPEC 13.6)")
+    p.add_argument("--device", metavar="URL", required=True,
+                   help="the unit (a Showdown or a Flash base), e.g. emu://showdown?clock=virtual")
+    p.add_argument("--rig", metavar="URL", required=True,
+                   help="its rig; emurig://?OPTIONS wires an emulated rig to an emulated --device "
+                        "(options: skew_INPUT, debounce, irq, poll, scan, jitter, delay_OUTPUT; docs/rig.md)")
+    p.add_argument("--range", dest="range_us", type=int, default=2000, metavar="US",
+                   help="offsets from -US to +US between the two presses (default 2000)")
+    p.add_argument("--trials", type=int, default=6, metavar="N", help="races per offset of the fine sweep (default 6)")
+    p.add_argument("--seed", type=int, default=1, help="seed of the presses' phases and of the interval's bootstrap")
+    p.add_argument("--json", metavar="FILE", help="write the sweep, the skew and its interval, the tie window as JSON")
+    p.epilog = "exit status 1 when the skew's interval is not within the SPEC 13.6 bound"
+    p.set_defaults(func=main)
+
+
+def main(args) -> int:
+    if args.json:
+        check_writable(args.json, "--json")
+    if args.range_us < 8 or args.trials < 1:
+        print("error: --range must be at least 8 us and --trials at least 1", file=sys.stderr)
+        return Exit.USAGE
+    unit, rig = open_drivers(args.device, args.rig)
+    try:
+        if unit.kind not in FAIR_RACES:
+            print(f"error: {args.device}: a {unit.kind} unit has no race between two seats "
+                  f"(fairness measures {', '.join(FAIR_RACES)})", file=sys.stderr)
+            return Exit.USAGE
+        s = RigSession(unit, rig)
+        s.wire()
+        result = measure(s, range_us=args.range_us, fine_trials=args.trials, seed=args.seed)
+    finally:
+        unit.close()
+        rig.close()
+    result.update(device=args.device, rig=args.rig, bound_us=cat.RIG.timing["fairness_bound_us"])
+    lo, hi = result["interval_us"]
+    result["within_bound"] = -result["bound_us"] <= lo and hi <= result["bound_us"]
+    print_report(result, Console(highlight=False))
+    if args.json:
+        write_json(args.json, result)
+    return Exit.OK if result["within_bound"] else Exit.FAILED
+
+
+def print_report(r: dict, console) -> None:
+    a, b = r["seats"]
+    lo, hi = r["interval_us"]
+    skew = r["skew_toward_a_us"]
+    toward = a if skew > 0 else b
+    console.print(f"fairness of {r['device']} ({r['kind']}), {r['races']} races through {r['rig']}")
+    console.print(f"  side skew: {abs(skew):.0f} us toward {toward} (skew toward {a}: {skew:+.0f} us, "
+                  f"95% interval {lo:+.0f} .. {hi:+.0f} us)")
+    console.print(f"  the verdict flips where {b} presses {r['flip_us']:+.0f} us after {a} "
+                  f"({'earlier' if r['flip_us'] < 0 else 'later'} by {abs(r['flip_us']):.0f} us)")
+    console.print(f"  tie window from outside: {r['tie_window_us']:.0f} us "
+                  f"(the unit's {r['tie_param']} is {r['tie_setting_us']} us; sweep step {r['tie_step_us']} us)")
+    console.print(f"  SPEC 13.6 bound +-{r['bound_us']} us: {'within' if r['within_bound'] else 'OUTSIDE'}")

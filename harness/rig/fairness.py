@@ -1,0 +1,123 @@
+"""Fairness from outside the unit (protocol/SPEC.md 13.6): side skew and tie window, in rig time.
+
+Races put seat A's press at t and seat B's at t + d (rig time) for offsets d around zero, in both
+orders, and record who the unit judged first. P_A(d), A's share (a tie counts a half), rises from 0 to
+1; its half-way point d* is the flip point. d* < 0: B must press |d*| earlier to be judged level, a skew
+toward A of |d*|, which is what is reported (skew_toward_a_us = -d*).
+
+The flip point is found in two sweeps: a coarse one over +-range finds the offsets between which P_A
+leaves 0 and reaches 1, a fine one over that bracket measures it, and d* is the area estimate
+lo + step * sum(1 - P_A) - step / 2 over the fine grid: exact to half a step for a sharp flip, the
+curve's mean for a blurred one (a poll loop's). The 95% interval is a bootstrap over the races (the
+trials at each offset drawn again), widened by half a step. The unit's tie parameter is at its minimum
+for this (a tie needs equal times); the tie window as seen from outside is then measured at the unit's
+own setting: half the area under P_tie over d* +- 2 windows.
+"""
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+
+from harness.errors import HarnessError
+from harness.rig.races import FAIR_RACES
+from harness.rig.session import RigSession
+
+BOOTSTRAP = 400
+
+
+class NotMeasured(HarnessError):
+    """The races could not place the flip point: it lies outside the offsets swept, or a race ended
+    otherwise than in a decided press."""
+
+
+@dataclass
+class Sweep:
+    offsets: list[int]
+    scores: list[list[float]]          # per offset: 1 A judged first, 0 B, 0.5 a tie; one per race
+
+    @property
+    def means(self) -> list[float]:
+        return [sum(s) / len(s) for s in self.scores]
+
+
+SCORE = {"a": 1.0, "b": 0.0, "tie": 0.5}
+
+
+def _area(offsets: list[int], means: list[float]) -> float:
+    step = offsets[1] - offsets[0]
+    return offsets[0] + step * sum(1.0 - p for p in means) - step / 2
+
+
+def _sweep(run, offsets, trials: int) -> Sweep:
+    scores = []
+    for d in offsets:
+        row = []
+        for _ in range(trials):
+            outcome = run(d)
+            if outcome not in SCORE:
+                raise NotMeasured(f"a fairness race at offset {d} us ended {outcome!r}, not in a decided press")
+            row.append(SCORE[outcome])
+        scores.append(row)
+    return Sweep(list(offsets), scores)
+
+
+def _bracket(sw: Sweep) -> tuple[int, int] | None:
+    """The offsets between which P_A leaves 0 and reaches 1 (one coarse step either side), None if it
+    does not cross inside the sweep."""
+    means = sw.means
+    if means[0] > 0 or means[-1] < 1:
+        return None
+    lo = max(i for i, p in enumerate(means) if p == 0 and all(q < 1 for q in means[:i + 1]))
+    hi = min(i for i, p in enumerate(means) if p == 1 and i > lo)
+    return sw.offsets[lo], sw.offsets[hi]
+
+
+def _grid(lo: int, hi: int, points: int, resolution: int) -> list[int]:
+    step = max(resolution, -(-(hi - lo) // points))
+    return list(range(lo, hi + step, step))
+
+
+def _interval(sw: Sweep, estimate, rng: random.Random) -> tuple[float, float]:
+    values = []
+    for _ in range(BOOTSTRAP):
+        means = [sum(rng.choice(row) for _ in row) / len(row) for row in sw.scores]
+        values.append(estimate(sw.offsets, means))
+    values.sort()
+    half = (sw.offsets[1] - sw.offsets[0]) / 2
+    return values[int(0.025 * len(values))] - half, values[int(0.975 * len(values)) - 1] + half
+
+
+def measure(s: RigSession, *, range_us: int = 2000, coarse_trials: int = 3, fine_points: int = 25,
+            fine_trials: int = 6, tie_trials: int = 2, seed: int = 1) -> dict:
+    """Side skew (with its 95% interval) and tie window of the unit, from outside."""
+    setup, race, tie_param, seats = FAIR_RACES[s.kind]
+    rng = random.Random(seed)
+    own_tie = s.unit.config_get(tie_param)
+    races = [0]
+
+    def run(d: int) -> str:
+        races[0] += 1
+        return race(s, d, rng).outcome
+
+    setup(s, 1)
+    coarse = _sweep(run, range(-range_us, range_us + 1, max(1, range_us // 8)), coarse_trials)
+    bracket = _bracket(coarse)
+    if bracket is None:
+        setup(s, own_tie)
+        raise NotMeasured(f"the verdict does not flip between offsets -{range_us} and +{range_us} us "
+                          f"(A's share {coarse.means[0]:.2f} .. {coarse.means[-1]:.2f}): give a larger --range")
+    fine = _sweep(run, _grid(*bracket, fine_points, 1), fine_trials)
+    flip = _area(fine.offsets, fine.means)
+    lo, hi = _interval(fine, _area, rng)
+    setup(s, own_tie)
+    tie_grid = _grid(round(flip) - 2 * own_tie, round(flip) + 2 * own_tie, 2 * fine_points, 1)
+    ties = _sweep(lambda d: "a" if run(d) == "tie" else "b", tie_grid, tie_trials)   # 1 = a tie
+    step = tie_grid[1] - tie_grid[0]
+    tie_window = step * sum(ties.means) / 2
+    return {
+        "kind": s.kind, "seats": list(seats), "flip_us": flip, "skew_toward_a_us": -flip,
+        "interval_us": [-hi, -lo], "tie_param": tie_param, "tie_setting_us": own_tie,
+        "tie_window_us": tie_window, "tie_step_us": step, "races": races[0],
+        "coarse": {"offsets": coarse.offsets, "p_a": coarse.means},
+        "fine": {"offsets": fine.offsets, "p_a": fine.means},
+    }
