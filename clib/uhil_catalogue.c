@@ -74,6 +74,19 @@ const int16_t uhil_host_payload_size[256] = {
     -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1
 };
 
+uint16_t uhil_command_capability(uint8_t type)
+{
+    switch (type) {
+    case UHIL_TIME_SYNC_ID: return UHIL_CAP_TIME_SYNC;
+    case UHIL_CONFIG_SET_ID: return UHIL_CAP_CONFIG_SET;
+    case UHIL_EVENT_RESEND_ID: return UHIL_CAP_EVENT_RESEND;
+    case UHIL_INPUT_ID: return UHIL_CAP_HOST_INPUT;
+    case UHIL_INJECT_ID: return UHIL_CAP_TEST_MODE;
+    case UHIL_INJECT_CANCEL_ID: return UHIL_CAP_TEST_MODE;
+    default: return 0;
+    }
+}
+
 const char *uhil_message_name(uint8_t type)
 {
     switch (type) {

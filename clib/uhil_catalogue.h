@@ -385,6 +385,8 @@ const struct uhil_param *uhil_param_find(uint8_t id, uint8_t kind);
  * accepts the commands only, a host every message (SPEC 2.6 checks 6 and 7) */
 extern const int16_t uhil_device_payload_size[256];
 extern const int16_t uhil_host_payload_size[256];
+/* the capability bit mask a command needs (SPEC 4.3: without it, NAK unsupported), 0 for none */
+uint16_t uhil_command_capability(uint8_t type);
 /* the message's name ("HELLO"), or NULL for an id of no message */
 const char *uhil_message_name(uint8_t type);
 

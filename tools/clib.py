@@ -190,6 +190,8 @@ def catalogue_files() -> dict[str, str]:
           " * accepts the commands only, a host every message (SPEC 2.6 checks 6 and 7) */",
           "extern const int16_t uhil_device_payload_size[256];",
           "extern const int16_t uhil_host_payload_size[256];",
+          "/* the capability bit mask a command needs (SPEC 4.3: without it, NAK unsupported), 0 for none */",
+          "uint16_t uhil_command_capability(uint8_t type);",
           "/* the message's name (\"HELLO\"), or NULL for an id of no message */",
           "const char *uhil_message_name(uint8_t type);", ""]
     header = _guard("catalogue", "\n".join(h), ("<stddef.h>", "<stdint.h>"))
@@ -220,6 +222,9 @@ def catalogue_files() -> dict[str, str]:
         s += ["    " + ", ".join(f"{x:2d}" for x in sizes[i:i + 16]) + "," for i in range(0, 256, 16)]
         s[-1] = s[-1].rstrip(",")
         s += ["};", ""]
+    s += ["uint16_t uhil_command_capability(uint8_t type)", "{", "    switch (type) {"]
+    s += [f"    case UHIL_{m.name}_ID: return UHIL_CAP_{_c_name(m.capability)};" for m in cat.MESSAGES if m.capability]
+    s += ["    default: return 0;", "    }", "}", ""]
     s += ["const char *uhil_message_name(uint8_t type)", "{", "    switch (type) {"]
     s += [f"    case UHIL_{m.name}_ID: return \"{m.name}\";" for m in cat.MESSAGES]
     s += ["    default: return NULL;", "    }", "}", ""]
