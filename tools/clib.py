@@ -99,10 +99,8 @@ def _item_name(text: str) -> str:
 
 def prototype(function_text: str) -> str:
     """A function definition's declaration: the head up to its body, with the comment before it."""
-    code = _code(function_text)
-    head = code.split("{")[0].strip()
-    head = re.sub(r"\s+", " ", head)
-    comment = function_text[:function_text.index(code.strip()[:12])] if code.strip() else ""
+    comment = re.match(r"(\s*/\*.*?\*/\s*\n)*", function_text, re.S).group(0)
+    head = re.sub(r"\s+", " ", _code(function_text).split("{")[0]).strip()
     return comment + head + ";\n"
 
 
