@@ -19,8 +19,6 @@ section 6 that the emulator runs.
 """
 from __future__ import annotations
 
-import argparse
-import difflib
 import json
 import sys
 from pathlib import Path
@@ -30,6 +28,7 @@ from protocol.algorithms import Pcg32, burst_total, burst_weights, cards_on_b, f
 from protocol.catalogue import NONE_I32, NONE_U8, NONE_U32
 from protocol.codec import Frame, StreamDecoder, encode, encode_raw
 from protocol.framing import cobs_encode, crc16
+from tools import generated
 
 VECTORS_DIR = Path(__file__).resolve().parent.parent / "fixtures" / "vectors"
 JSON_PATH = VECTORS_DIR / "vectors.json"
@@ -444,42 +443,11 @@ def outputs() -> dict[Path, str]:
 
 
 def check() -> list[str]:
-    problems = []
-    for path, fresh in outputs().items():
-        if not path.exists():
-            problems.append(f"{path} is missing")
-            continue
-        old = path.read_text(encoding="utf-8")
-        if old != fresh:
-            diff = list(difflib.unified_diff(old.splitlines(), fresh.splitlines(), f"{path.name} (on disk)",
-                                             f"{path.name} (from the catalogue)", lineterm="", n=1))
-            problems.append(f"{path} is stale:\n" + "\n".join(diff[:60]))
-    return problems
+    return generated.stale(outputs())
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m tools.vectors", description=__doc__.split("\n\n")[0])
-    g = ap.add_mutually_exclusive_group(required=True)
-    g.add_argument("--write", action="store_true", help="regenerate fixtures/vectors/")
-    g.add_argument("--check", action="store_true", help="exit 1 if fixtures/vectors/ is stale")
-    args = ap.parse_args(argv)
-    if args.write:
-        VECTORS_DIR.mkdir(parents=True, exist_ok=True)
-        for path, text in outputs().items():
-            if not path.exists() or path.read_text(encoding="utf-8") != text:
-                path.write_text(text, encoding="utf-8")
-                print(f"{path}: written")
-            else:
-                print(f"{path}: up to date")
-        return 0
-    problems = check()
-    for p in problems:
-        print(p, file=sys.stderr)
-    if problems:
-        print("run: python -m tools.vectors --write", file=sys.stderr)
-        return 1
-    print(f"{VECTORS_DIR}: up to date")
-    return 0
+    return generated.cli(argv, "tools.vectors", __doc__, outputs, check, VECTORS_DIR)
 
 
 if __name__ == "__main__":
