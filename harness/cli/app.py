@@ -19,6 +19,7 @@ from rich.console import Console
 from harness.cli import bench, conform, emulate, hello, ports, record, run, validate
 from harness.cli.exit import Exit
 from harness.errors import HarnessError, ScenarioError
+from harness.links import claim
 
 COMMANDS = (run, validate, bench, hello, emulate, ports, conform, record)
 
@@ -28,11 +29,17 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
     for command in COMMANDS:
         command.add_parser(sub)
+    for p in sub.choices.values():
+        if "--device" in p._option_string_actions:      # every command that opens a unit claims it
+            p.add_argument("--wait", type=float, default=0.0, metavar="SECONDS",
+                           help="a unit another process (or labgrid user) holds: wait up to SECONDS for it "
+                                "(default 0: refuse at once, naming the holder)")
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    claim.set_wait(getattr(args, "wait", 0.0))
     try:
         return int(args.func(args))
     except ScenarioError as exc:
