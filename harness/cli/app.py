@@ -39,9 +39,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    claim.set_wait(getattr(args, "wait", 0.0))
     try:
-        return int(args.func(args))
+        with claim.waiting(getattr(args, "wait", 0.0)):
+            return int(args.func(args))
     except ScenarioError as exc:
         exc.print("; nothing was run")
         return Exit.USAGE
