@@ -1,4 +1,5 @@
 """The pytest plugin, tested with pytester: collection, selection, failure reports, fixtures, pools."""
+import os
 import textwrap
 
 SCENARIOS = textwrap.dedent("""\
@@ -148,11 +149,11 @@ def test_xdist_workers_each_own_a_device(pytester):
     assert serials <= {"101", "202"}
 
 
-def test_xdist_workers_find_no_free_device_and_fail_clearly(pytester):
+def test_xdist_workers_find_no_free_device_and_fail_clearly(pytester, emulator_process):
     """The pool's only device is claimed elsewhere (here by this process, for as long as the run
     lasts), so every worker that needs it fails with the reason, whatever the scheduling."""
     from harness.run.pool import DevicePool
-    url = "emu://showdown?serial=7"
+    _proc, (url,) = emulator_process("showdown", "--tcp", "127.0.0.1:0")
     holder = DevicePool([url], owner="the test itself")
     holder.get("showdown")
     try:
@@ -166,4 +167,5 @@ def test_xdist_workers_find_no_free_device_and_fail_clearly(pytester):
     finally:
         holder.close()
     result.assert_outcomes(errors=2)
-    result.stdout.fnmatch_lines(["*every showdown device in the pool is claimed by another worker*"])
+    result.stdout.fnmatch_lines([f"*every showdown device in the pool is claimed by another process: {url}: "
+                                  f"the unit at 127.0.0.1:* is in use by pid {os.getpid()}*"])

@@ -31,7 +31,7 @@ import time
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from harness.errors import DeviceBusy
+from harness.errors import DeviceBusy, DeviceURLError
 
 PRIVATE_SCHEMES = frozenset({"emu", "loop", "labgrid"})   # labgrid: the coordinator locks; its link claims
 POLL_S = 0.1
@@ -112,6 +112,30 @@ def describe_holder(info: dict) -> str:
     return f"{where} ({command!r}, as {info.get('url')}, since {info.get('since')})" if command else where
 
 
+def _open_lock_file(path: Path) -> int:
+    """The lock file, made usable by every user of the host (a lab's runners need not share one)."""
+    folder = path.parent
+    try:
+        if not folder.is_dir():
+            folder.mkdir(parents=True, exist_ok=True)
+            try:
+                os.chmod(folder, 0o1777)        # like /tmp: anyone may lock, nobody may delete another's file
+            except OSError:
+                pass
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
+        try:
+            os.fchmod(fd, 0o666)
+        except OSError:
+            pass                                # another user's file: usable as it is
+        return fd
+    except PermissionError:
+        try:
+            return os.open(path, os.O_RDONLY)   # flock needs no write access; the holder goes unnamed
+        except OSError as exc:
+            raise DeviceURLError(f"cannot use the unit lock folder {folder}: {exc.strerror}; "
+                                 f"set UNOHIL_LOCK_DIR to a folder every runner of this host can write") from None
+
+
 class _Lock:
     """One held flock on one lock file, the holder written into it."""
 
@@ -122,8 +146,7 @@ class _Lock:
 
     def try_take(self, url: str) -> dict | None:
         """None when taken; else who holds it."""
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o666)
+        fd = _open_lock_file(self.path)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:
@@ -134,8 +157,11 @@ class _Lock:
                 info = {}
             os.close(fd)
             return info
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, json.dumps(_holder(url) | {"lock": self.name}).encode(), 0)
+        try:
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, json.dumps(_holder(url) | {"lock": self.name}).encode(), 0)
+        except OSError:
+            pass        # a read-only lock file still locks; only the holder's name is lost
         self.fd = fd
         return None
 

@@ -365,7 +365,10 @@ class PlaceLink:
         return self._link.now_us()
 
     def __getattr__(self, name):
-        return getattr(self.__dict__["_link"], name)     # the claim and whatever the serial link offers
+        link = self.__dict__.get("_link")           # the claim and whatever the serial link offers
+        if link is None:
+            raise AttributeError(name)
+        return getattr(link, name)
 
     def close(self) -> None:
         if self.closed:
