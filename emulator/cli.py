@@ -75,6 +75,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-rehearsal", action="store_true",
                         help="spin idle before a due time instead of replaying the game on a throwaway copy to "
                              "keep its code in the CPU's caches (emulator/rehearsal.py)")
+    parser.add_argument("--labgrid-exporter", metavar="FILE",
+                        help="with --tcp: write a labgrid exporter configuration publishing each unit as a "
+                             "NetworkSerialPort (group KIND-SERIAL), for labgrid-exporter (docs/labgrid.md)")
+    parser.add_argument("--connection-log", metavar="FILE",
+                        help="with --tcp: append a line per client connecting or leaving (and whether it "
+                             "replaced a connected one)")
     parser.add_argument("--print-origin", action="store_true",
                         help="after the paths, print 'origin PATH US' per unit: the host monotonic time in us "
                              "at which its device time was 0 (clock real only; for latency measurements)")
@@ -95,6 +101,34 @@ def _realtime() -> None:
         os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(10))
     except (AttributeError, PermissionError, OSError) as exc:
         print(f"emulator: --realtime not available ({exc}); running at normal priority", file=sys.stderr)
+
+
+def exporter_config(units) -> str:
+    """labgrid-exporter's YAML for (device, TcpPort) pairs: one group per unit, named KIND-SERIAL."""
+    import socket
+    lines = []      # no comment: labgrid reads the file as a Jinja2 template, where a line starting with # is a statement
+    for device, port in units:
+        host, tcp_port = port.address
+        if host in ("0.0.0.0", "::"):
+            host = socket.gethostname()         # clients connect to this host by its name, not the wildcard
+        lines += [f"{device.kind}-{device.serial}:",
+                  f"  NetworkSerialPort: {{host: '{host}', port: {tcp_port}, protocol: raw, speed: 115200}}"]
+    return "\n".join(lines) + "\n"
+
+
+def _tcp_extras(args, server) -> None:
+    exporter, log = getattr(args, "labgrid_exporter", None), getattr(args, "connection_log", None)
+    if (exporter or log) and not args.tcp:
+        raise ValueError("--labgrid-exporter and --connection-log need --tcp HOST:PORT")
+    if log:
+        fh = open(log, "a", encoding="utf-8")
+        for _device, port in server.units:
+            port.log = fh
+    if exporter:
+        tmp = f"{exporter}.{os.getpid()}.tmp"
+        with open(tmp, "w", encoding="utf-8") as out:
+            out.write(exporter_config(server.units))
+        os.replace(tmp, exporter)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -129,6 +163,12 @@ def run(args: argparse.Namespace) -> int:
             server.add(device, port, faults=unit_faults)
             devices.append(device)
     except (TypeError, ValueError, OSError) as exc:
+        server.close()
+        print(f"emulator: {exc}", file=sys.stderr)
+        return 2
+    try:
+        _tcp_extras(args, server)
+    except (ValueError, OSError) as exc:
         server.close()
         print(f"emulator: {exc}", file=sys.stderr)
         return 2

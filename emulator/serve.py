@@ -292,6 +292,30 @@ class TcpPort(SocketPort):
         self.sock = None
         self.address = (bound[0], bound[1])
         self.name = f"socket://{shown}:{bound[1]}"
+        self.log = None             # a text file: one line per connection (emulate --connection-log)
+
+    def _peer_closed(self) -> bool:
+        """The connected client has hung up (only its EOF is left to read): a new one replaces nobody."""
+        try:
+            return self.sock.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT) == b""
+        except (BlockingIOError, InterruptedError):
+            return False
+        except OSError:
+            return True
+
+    def _log(self, what: str, peer, replaced: bool = False) -> None:
+        import time
+        self.log.write(f"{time.monotonic_ns() // 1000} {self.name} {what} {peer[0]}:{peer[1]}"
+                       + (" replacing a connected client" if replaced else "") + "\n")
+        self.log.flush()
+
+    def _lost(self) -> None:
+        if self.sock is not None and self.log is not None:
+            try:
+                self._log("disconnect", self.sock.getpeername())
+            except OSError:
+                self._log("disconnect", ("?", "?"))
+        super()._lost()
 
     def read_fds(self):
         return [self.listener.fileno()] + super().read_fds()
@@ -300,9 +324,11 @@ class TcpPort(SocketPort):
         if fd != self.listener.fileno():
             return super().on_readable(fd)
         try:
-            conn, _ = self.listener.accept()
+            conn, peer = self.listener.accept()
         except (BlockingIOError, InterruptedError):
             return b""
+        if self.log is not None:
+            self._log("connect", peer, replaced=self.sock is not None and not self._peer_closed())
         self._lost()
         conn.setblocking(False)
         conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)

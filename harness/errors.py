@@ -79,6 +79,14 @@ class PoolExhausted(HarnessError):
     """No device of the pool is free for this process."""
 
 
+class DeviceBusy(DeviceURLError):
+    """The unit is driven by another process (or held on the coordinator by another user)."""
+
+    def __init__(self, message: str, holder: dict | None = None):
+        super().__init__(message)
+        self.holder = holder or {}
+
+
 class ConformError(HarnessError):
     """A conformance run that could not start: no answer, or not a unit."""
 

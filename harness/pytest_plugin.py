@@ -214,6 +214,8 @@ class ScenarioFailed(Exception):
 
 
 class ScenarioItem(pytest.Item):
+    fixturenames = ()       # other plugins (labgrid's) read this of every item; a scenario uses no fixture
+
     def __init__(self, *, scenario, **kw):
         super().__init__(**kw)
         self.scenario = scenario

@@ -1,3 +1,4 @@
+import os
 import subprocess
 import sys
 import time
@@ -43,6 +44,21 @@ def emulator_process():
             p.kill()
 
 pytest_plugins = ["pytester"]
+
+
+@pytest.fixture(autouse=True)
+def private_unit_locks(tmp_path_factory, monkeypatch):
+    """Each test claims units in a lock folder of its own: the suite's emulators all have serial 1,
+    and two tests on two workers each driving their own emulator are not one unit shared."""
+    monkeypatch.setenv("UNOHIL_LOCK_DIR", str(tmp_path_factory.mktemp("locks")))
+
+
+@pytest.fixture(autouse=True)
+def without_labgrids_pytest_plugin(monkeypatch):
+    """labgrid (the optional extra) brings a pytest plugin that can start only once per process:
+    the pytest runs of the plugin's tests (pytester, in this process) go without it, as the
+    suite does (pyproject addopts)."""
+    monkeypatch.setenv("PYTEST_ADDOPTS", (os.environ.get("PYTEST_ADDOPTS", "") + " -p no:labgrid").strip())
 
 
 def pytest_xdist_make_scheduler(config, log):

@@ -1,4 +1,5 @@
 """The pytest plugin, tested with pytester: collection, selection, failure reports, fixtures, pools."""
+import os
 import textwrap
 from pathlib import Path
 
@@ -226,11 +227,11 @@ def test_xdist_workers_each_own_a_device(pytester):
     assert serials <= {"101", "202"}
 
 
-def test_xdist_workers_find_no_free_device_and_fail_clearly(pytester):
+def test_xdist_workers_find_no_free_device_and_fail_clearly(pytester, emulator_process):
     """The pool's devices are claimed elsewhere (here by this process, for as long as the run lasts),
     so every worker that needs one fails with the reason, whatever the scheduling."""
     from harness.run.pool import DevicePool
-    urls = ["emu://showdown?serial=7", "emu://showdown?serial=8"]
+    _proc, urls = emulator_process("showdown", "--tcp", "127.0.0.1:0", "--count", "2", count=2)
     holders = [DevicePool([u], owner="the test itself") for u in urls]
     for h in holders:
         h.get("showdown")
@@ -246,7 +247,8 @@ def test_xdist_workers_find_no_free_device_and_fail_clearly(pytester):
         for h in holders:
             h.close()
     result.assert_outcomes(errors=2)
-    result.stdout.fnmatch_lines(["*every showdown device in the pool is claimed by another worker*"])
+    result.stdout.fnmatch_lines(["*every showdown device in the pool is claimed by another process: socket://"
+                                 f"127.0.0.1:*: the unit at 127.0.0.1:* is in use by pid {os.getpid()}*"])
 
 
 def test_fewer_devices_than_workers_stops_the_session_at_start(pytester):

@@ -29,6 +29,7 @@ from harness.cli import (bench, conform, emulate, export, fairness, hello, ports
 from harness.cli.exit import Exit
 from harness.cli.signals import Interrupted, exit_for, signal_name
 from harness.errors import HarnessError, ScenarioError
+from harness.links import claim
 
 COMMANDS = (run, validate, bench, fairness, hello, emulate, ports, conform, record, replay, report, export, schema)
 
@@ -51,6 +52,11 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
     for command in COMMANDS:
         command.add_parser(sub)
+    for p in sub.choices.values():
+        if "--device" in p._option_string_actions:      # every command that opens a unit claims it
+            p.add_argument("--wait", type=float, default=0.0, metavar="SECONDS",
+                           help="a unit another process (or labgrid user) holds: wait up to SECONDS for it "
+                                "(default 0: refuse at once, naming the holder)")
     return parser
 
 
@@ -66,7 +72,8 @@ def main(argv: list[str] | None = None) -> int:
         # `run` stops at a safe point and writes its results instead (cli/signals.py)
         saved = signal.signal(signal.SIGTERM, _terminate)
     try:
-        return int(args.func(args))
+        with claim.waiting(getattr(args, "wait", 0.0)):
+            return int(args.func(args))
     except ScenarioError as exc:
         exc.print("; nothing was run")
         return Exit.USAGE

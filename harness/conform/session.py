@@ -13,6 +13,7 @@ from harness.conform.registry import END, MAIN, OVERALL, START, Check, checks
 from harness.conform.report import CheckResult, Report
 from harness.conform.wire import ACTION, KIND_NAMES, REPLY_TIMEOUT_US, Fail, Wire, expect, show
 from harness.errors import ConformError, LinkClosed, LinkError
+from harness.links import claim
 from harness.outcome import Outcome
 
 
@@ -77,6 +78,7 @@ class Conformance:
         if kind not in RECIPES:
             raise ConformError(f"{self.link.url}: IDENTITY.kind {r.msg.kind} is not a unit kind of protocol "
                                f"{cat.MAJOR}.{cat.MINOR}")
+        claim.identified(self.link, kind, r.msg.serial)     # refused if another route holds this unit
         self.kind, self.ident, self.recipe = kind, r.msg, RECIPES[kind]
 
     def _phase(self, phase: str) -> None:

@@ -9,7 +9,10 @@ Schemes are looked up in a registry, so a package can add its own (as pyserial's
 protocol_handler_packages does):
   emu://KIND?seed=..&clock=virtual|real   an in-process emulator (emu.py)
   usb://VID:PID?serial=..                 a unit's USB bulk endpoints (usb.py)
+  labgrid://PLACE, labgrid://+, labgrid://?TAG=VALUE  a place of a labgrid coordinator (labgrid.py)
   anything pyserial's serial_for_url opens: /dev/ttyACM0, COM3, socket://h:p, rfc2217://h:p, loop://
+
+Every link but the private ones holds a claim on its unit until closed (claim.py).
 """
 from __future__ import annotations
 
@@ -58,10 +61,17 @@ def open_link(url: str) -> Link:
                              "rfc2217://HOST:PORT, usb://VID:PID or emu://showdown")
     scheme = url.split("://", 1)[0].lower() if "://" in url else ""
     opener = _OPENERS.get(scheme)
-    if opener is not None:
-        return opener(url)
-    from harness.links.serial import open_pyserial
-    return open_pyserial(url)
+    if opener is None:
+        from harness.links.serial import open_pyserial as opener
+    # the unit is claimed before connecting: connecting to a TCP unit in use would take it over
+    held = claim.take(url)
+    try:
+        link = opener(url)
+    except BaseException:
+        if held is not None:
+            held.release()
+        raise
+    return claim.hold_until_closed(link, held)
 
 
 def query_options(url: str, allowed: dict[str, Callable[[str], object]]) -> dict:
@@ -80,6 +90,8 @@ def query_options(url: str, allowed: dict[str, Callable[[str], object]]) -> dict
 
 
 from harness.links.fd import FdLink  # noqa: E402  (the link most schemes give)
+from harness.links import claim  # noqa: E402
 from harness.links import emu as _emu, usb as _usb  # noqa: E402,F401  (register emu:// and usb://)
+from harness.links import labgrid as _labgrid  # noqa: E402,F401  (registers labgrid://; imports labgrid lazily)
 
 __all__ = ["FdLink", "Link", "host_now_us", "open_link", "query_options", "register_scheme", "schemes"]

@@ -62,7 +62,12 @@ class SerialLink:
 
 
 def open_pyserial(url: str) -> Link:
-    import serial
+    try:
+        import serial
+    except ImportError:
+        from harness.links.labgrid import serial_clash
+        found = serial_clash()
+        raise DeviceURLError(f"{url}: " + (found[1] if found else "pyserial is not installed: pip install pyserial")) from None
 
     scheme = url.split("://", 1)[0].lower() if "://" in url else ""
     if scheme and scheme not in ("socket", "rfc2217", "loop", "spy", "hwgrep", "alt", "cp2110"):

@@ -1,26 +1,21 @@
 """Device pools: each process claims devices for itself, never sharing one.
 
-A claim is an exclusive lock on a file named after the device URL in the system's
-temporary directory, held for as long as the process uses the device. Two pytest
-workers (or two harness runs on one host) therefore never drive the same unit;
-a process that finds every device of a kind claimed waits up to `wait_s`, then
-fails saying so.
+Every device is opened through open_link, which claims the unit for this process for as long
+as it is held (harness/links/claim.py: on one host, by its address and by its identity, kind
+and serial; across hosts, labgrid's coordinator). Two pytest workers, or a worker and an
+`unohil run`, therefore never drive the same unit: a process that finds every device of a kind
+claimed waits up to `wait_s`, then fails saying who holds them.
 """
 from __future__ import annotations
 
-import fcntl
-import hashlib
 import os
-import tempfile
 import time
-from pathlib import Path
 
+from harness.errors import DeviceBusy, PoolExhausted
+from harness.links import claim
 from harness.session.driver import Driver
-from harness.errors import PoolExhausted
 
-
-
-LOCK_DIR = Path(tempfile.gettempdir()) / "unohil-locks"
+RETRY_S = 0.2
 
 
 class DevicePool:
@@ -30,7 +25,6 @@ class DevicePool:
         self.wait_s = wait_s
         self.owner = owner or f"pid {os.getpid()}"
         self.held: dict[str, Driver] = {}         # url -> driver
-        self._locks: dict[str, int] = {}
         self._private: dict[str, Driver] = {}     # kind -> emulator of our own (no URLs given)
 
     def get(self, kind: str) -> Driver:
@@ -45,18 +39,18 @@ class DevicePool:
             for d in self.held.values():
                 if d.kind == kind:
                     return d
-            busy = []
-            for url in self.urls:
-                if url in self.held:
-                    continue
-                if not self._lock(url):
-                    busy.append(url)
-                    continue
+            free = [url for url in self.urls if url not in self.held]
+            busy: list[str] = []
+            for url in free:
+                # one URL left: wait on it (a labgrid reservation keeps its place in the queue); several:
+                # try each in turn, so whichever comes free first is taken
+                left = max(0.0, deadline - time.monotonic()) if len(free) == 1 else 0.0
                 try:
-                    d = Driver.open(url, trace_dir=self.trace_dir)
-                except BaseException:
-                    self._unlock(url)
-                    raise
+                    with claim.waiting(left):
+                        d = Driver.open(url, trace_dir=self.trace_dir)
+                except DeviceBusy as exc:
+                    busy.append(str(exc))
+                    continue
                 self.held[url] = d
                 if d.kind == kind:
                     return d
@@ -65,33 +59,12 @@ class DevicePool:
                 raise PoolExhausted(f"no {kind} device in the pool ({', '.join(f'{u}: {k}' for u, k in kinds.items())})")
             if time.monotonic() >= deadline:
                 raise PoolExhausted(
-                    f"{self.owner}: every {kind} device in the pool is claimed by another worker "
-                    f"({', '.join(busy)}); give as many --device URLs as workers (-n), or --hil-wait SECONDS")
-            time.sleep(0.2)
-
-    def _lock(self, url: str) -> bool:
-        LOCK_DIR.mkdir(parents=True, exist_ok=True)
-        path = LOCK_DIR / (hashlib.sha1(url.encode()).hexdigest()[:16] + ".lock")
-        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            os.close(fd)
-            return False
-        os.ftruncate(fd, 0)
-        os.write(fd, f"{url}\n{self.owner}\n".encode())
-        self._locks[url] = fd
-        return True
-
-    def _unlock(self, url: str) -> None:
-        fd = self._locks.pop(url, None)
-        if fd is not None:
-            os.close(fd)
+                    f"{self.owner}: every {kind} device in the pool is claimed by another process: "
+                    + "; ".join(busy) + ". Give as many devices as workers (-n), or --hil-wait SECONDS")
+            time.sleep(RETRY_S)
 
     def close(self) -> None:
         for d in list(self.held.values()) + list(self._private.values()):
             d.close()
         self.held.clear()
         self._private.clear()
-        for url in list(self._locks):
-            self._unlock(url)

@@ -19,7 +19,7 @@ from harness.session.clocksync import ClockEstimate, ClockSync, SyncSample
 from harness.session.events import EventSequencer, Resend
 from harness.errors import CommandTimeout, DeviceMismatch, DeviceReset, LinkClosed, LinkError, Nak, WaitTimeout
 from harness.session.health import LinkHealth
-from harness.links import Link, open_link
+from harness.links import Link, claim, open_link
 
 # The harness's logger tree is "unohil" (session, run, conform): pytest's log options and per-test log files
 # show what a unit was told and said. Frames at DEBUG, what the session noticed (gaps, resends) at INFO.
@@ -424,6 +424,7 @@ class Driver:
             self._injected.clear()
             if self._reset is None:
                 self.health.resets += 1
+        claim.identified(self.link, kind, ident.serial)     # refused if another route holds this unit
         self.identity = ident
         self.kind = kind
         self.config_cache.clear()
