@@ -188,7 +188,7 @@ def test_two_runners_share_three_places_waiting_their_turn_and_never_a_unit_at_o
     scenarios = [str(SHOWDOWN / "false_start.yaml"), str(SHOWDOWN / "releases.yaml")]
     pytest_run = subprocess.Popen(
         [sys.executable, "-m", "pytest", "-q", "-n", "2", "-p", "no:cacheprovider", "-p", "no:labgrid",
-         "--device", "labgrid://?unit=showdown", "--hil-wait", "300", *scenarios],
+         "--hil-device", "labgrid://?unit=showdown", "--hil-wait", "300", *scenarios],
         cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     run = subprocess.Popen(unohil + ["run", "-q", "--device", "labgrid://?unit=showdown", "--wait", "300", *scenarios],
                            cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
