@@ -92,8 +92,8 @@ def launcher_race(d: Driver, rng: random.Random):
     d.input("door", "press")
     d.input("load_cards", value=3)
     d.input("door", "release")
-    press = d.input("button")
-    return _wait(d, "LA_RESULT") if press is not None else None
+    d.input("button")
+    return _wait(d, "LA_RESULT")
 
 
 RACES: dict[str, tuple[Callable, Callable]] = {

@@ -12,6 +12,9 @@ two inputs, in order; so a replay's diff says where it went another way.
 """
 from __future__ import annotations
 
+from bisect import bisect_right
+from collections import Counter
+
 import yaml
 
 from protocol import catalogue as cat
@@ -101,15 +104,14 @@ def _expect(seg: Segment, unit) -> dict:
         if len(verdicts) == 1 and reactions[0]:
             out["reaction"] = reactions[0]
     out_events = []
-    edge_times = [e.t for e in seg.edges] + [float("inf")]
+    edge_times = sorted(e.t for e in seg.edges)
+    # how many of each event came between two inputs (the interval is the number of edges at or before it)
+    between = Counter((bisect_right(edge_times, f.dev_us), f.msg.NAME) for f in seg.events)
     for f, r in zip(seg.events, roles):
         name = f.msg.NAME
         if name == unit.verdict or name not in unit.anchors.values():
             continue
-        after = max((t for t in edge_times if t <= f.dev_us), default=None)
-        until = min(t for t in edge_times if t > f.dev_us)
-        if sum(1 for g in seg.events if g.msg.NAME == name and (after is None or g.dev_us >= after)
-               and g.dev_us < until) > 1:
+        if between[bisect_right(edge_times, f.dev_us), name] > 1:
             continue        # several between two inputs (countdown beeps, cards): their number is the draw's
         fields = _fields(f, unit, r, pinned)
         out_events.append({name: fields} if fields else name)

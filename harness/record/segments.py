@@ -89,7 +89,7 @@ class Segmenter:
         if direction == "tx":
             self._sent_frame(rec)
         elif direction == "rx":
-            self._received(frame_of(rec), rec)
+            self._received(frame_of(rec))
 
     def _sent_frame(self, rec: dict) -> None:
         name, fields = rec["type"], rec["fields"]
@@ -99,7 +99,7 @@ class Segmenter:
             elif self.kind is not None:
                 self._open(None).after_reset = True
 
-    def _received(self, f: Frame, rec: dict) -> None:
+    def _received(self, f: Frame) -> None:
         m = f.msg
         name = m.NAME
         if name == "IDENTITY":
@@ -151,10 +151,8 @@ class Segmenter:
                     DISPOSITIONS.get(m.disposition, str(m.disposition)),
                     ERRORS.get(m.detail) if m.disposition == cat.ENUM_VALUES["disposition"]["refused"] else None)
         seg = self.segments[-1] if self.segments else None
-        if not self._raced and seg is not None and self.state in unit.fresh_states and edge.disposition == "acted" \
-                and any(e.msg.NAME == unit.verdict for e in seg.events):
-            seg = self._open(f.dev_us)
-        if seg is None:
+        if seg is None or (not self._raced and self.state in unit.fresh_states and edge.disposition == "acted"
+                           and any(e.msg.NAME == unit.verdict for e in seg.events)):
             seg = self._open(f.dev_us)
         moved = self._position(f, unit)
         if moved and seg.after_reset and not any(e.input not in unit.switches for e in seg.edges):
