@@ -17,7 +17,7 @@
 #define UHIL_EVENT_BUFFER        64u   /* events a device keeps for EVENT_RESEND (at least) */
 #define UHIL_INJECT_QUEUE        16u   /* pending INJECT stimuli a device accepts */
 #define UHIL_RNG_STREAM          0x756E6F68u   /* stream selector of the reference generator */
-#define UHIL_CATALOG_CRC         0x15B5u   /* IDENTITY.catalog_crc of this catalogue */
+#define UHIL_CATALOG_CRC         0xD4EAu   /* IDENTITY.catalog_crc of this catalogue */
 #define UHIL_NONE_U8             0xFFu   /* sentinels: none / never */
 #define UHIL_NONE_U16            0xFFFFu
 #define UHIL_NONE_U32            0xFFFFFFFFu
@@ -248,6 +248,7 @@ enum uhil_rig_signal {
     UHIL_RIG_SIGNAL_SOUND = 2,
     UHIL_RIG_SIGNAL_LAUNCH = 3,
     UHIL_RIG_SIGNAL_CARD = 4,
+    UHIL_RIG_SIGNAL_LOOPBACK = 5,
     UHIL_RIG_SIGNAL_NONE = 255
 };
 

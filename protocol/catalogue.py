@@ -289,9 +289,10 @@ UNITS: dict[str, UnitDef] = {kind: _unit(kind, RAW["units"][kind]) for kind in E
 @dataclass(frozen=True)
 class WireDef:
     """One line of a rig's reference wiring (messages.yaml `rig.wiring`): what the line is on the unit.
-    id and target are numbers here (the unit's enums resolved); target is NONE_U8 for any target."""
+    id and target are numbers here (the unit's enums resolved); target is NONE_U8 for any target. The
+    loopback's line (signal loopback, SPEC 13.7) watches the rig's own drive line id, not the unit."""
     line: int
-    signal: str                 # rig_signal: input, light, sound, launch, card
+    signal: str                 # rig_signal: input, light, sound, launch, card, loopback
     name: str                   # the input, light or sound name, or the signal's for launch and card
     id: int = 0
     target: int = 0
@@ -312,7 +313,8 @@ class RigDef:
     power_on_state: str
     capabilities: tuple[str, ...]
     timing: dict[str, int]
-    wiring: dict[str, tuple[WireDef, ...]]    # unit kind -> its reference wiring, in line order
+    wiring: dict[str, tuple[WireDef, ...]]    # unit kind -> its reference wiring, in line order (loopback included)
+    loopback: WireDef | None = None           # the rig's own wire, drive line id -> watched line (SPEC 13.7)
 
     def line_of(self, unit: str, signal: str, name: str | None = None, target: int | None = None) -> int:
         """The line of the reference wiring of a unit kind that carries this signal (input or light name...)."""
@@ -336,11 +338,15 @@ def _wire(unit: str, raw: dict) -> WireDef:
 
 
 def _rig(raw: dict) -> RigDef:
+    lb = raw.get("loopback")
+    loopback = WireDef(lb["line"], "loopback", "loopback", lb["drive"]) if lb else None
+    own = (loopback,) if loopback else ()
     return RigDef(kind=raw["kind"], title=raw["title"], section=raw["section"], lines=raw["lines"],
                   power_on_state=raw["power_on_state"], capabilities=tuple(raw["capabilities"]),
                   timing=dict(raw["timing"]),
-                  wiring={unit: tuple(sorted((_wire(unit, w) for w in ws), key=lambda w: w.line))
-                          for unit, ws in raw["wiring"].items()})
+                  wiring={unit: tuple(sorted([*(_wire(unit, w) for w in ws), *own], key=lambda w: w.line))
+                          for unit, ws in raw["wiring"].items()},
+                  loopback=loopback)
 
 
 RIG: RigDef | None = _rig(RAW["rig"]) if "rig" in RAW else None

@@ -44,9 +44,10 @@ _UNIT = {"title": True, "section": True, "verdict": True, "outcome_field": True,
          "drawn_times": False, "fresh_states": False}
 _TIMER = {"after": True, "delay": True, "frozen_by": False, "when": False}
 _RIG = {"kind": True, "title": True, "section": True, "lines": True, "power_on_state": True, "capabilities": True,
-        "timing": True, "wiring": True}
+        "timing": True, "wiring": True, "loopback": False}
 RIG_TIMING = ("resolution_us", "drive_error_us", "capture_error_us", "line_skew_us", "fairness_bound_us")
 _WIRE = {"line": True, "signal": True, "id": False, "target": False, "polarity": False}
+_LOOPBACK = {"line": True, "drive": True}
 # signal -> the unit enum its id names (by suffix) and whether a target names a side / a value
 _WIRE_ID = {"input": "input", "light": "light", "sound": "sound"}
 _ROLES = {"players": True, "current": True, "started_by": True, "buttons": True, "player_fields": True,
@@ -445,6 +446,20 @@ class _Reader:
         for kind, (k, v) in self.mapping(m["wiring"][1], "rig wiring").items():
             self.one_of(k, "rig wiring", list(self.raw["units"]), "game unit kind")
             out["wiring"][kind] = self.wiring(v, f"rig wiring {kind}", kind, out["lines"])
+        if "loopback" in m:
+            out["loopback"] = self.loopback(m["loopback"][1], out["lines"], out["wiring"])
+        return out
+
+    def loopback(self, node, lines: int, wiring: dict) -> dict:
+        """The rig's own wire from a drive line to a watched line (SPEC 13.7): two lines no wiring uses."""
+        m = self.mapping(node, "rig loopback", _LOOPBACK)
+        out = {k: self.integer(m[k][1], f"rig loopback {k}", 0, lines - 1) for k in _LOOPBACK}
+        if out["line"] == out["drive"]:
+            self.fail(m["drive"][1], "rig loopback drive", "a loopback joins two lines, not one to itself")
+        for k in _LOOPBACK:
+            for kind, wires in wiring.items():
+                if any(w["line"] == out[k] for w in wires):
+                    self.fail(m[k][1], f"rig loopback {k}", f"line {out[k]} is wired to the {kind} unit")
         return out
 
     def wiring(self, node, where: str, kind: str, lines: int) -> list[dict]:
@@ -457,7 +472,7 @@ class _Reader:
                 self.fail(m["line"][1], f"{where}[{i}] line", f"line {line} is wired twice")
             used.add(line)
             signal = self.one_of(m["signal"][1], f"{where}[{i}] signal",
-                                 [s for s in enums["rig_signal"] if s != "none"], "signal")
+                                 [s for s in enums["rig_signal"] if s not in ("none", "loopback")], "signal")
             entry = {"line": line, "signal": signal}
             here = f"{where} line {line}"
             if signal in _WIRE_ID:

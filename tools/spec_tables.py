@@ -243,6 +243,8 @@ def _wire_text(unit: str, w: cat.WireDef) -> list:
         what = f"watches light `{w.name}`" + ("" if w.target == cat.NONE_U8 else f", target {side}")
     elif w.signal == "sound":
         what = f"watches sound `{w.name}`"
+    elif w.signal == "loopback":
+        what = f"watches the rig's own drive line {w.id} (the loopback, 13.7)"
     else:
         what = {"launch": "watches the launch solenoid", "card": "watches the card-exit sensor"}[w.signal]
     return [w.line, f"`{w.signal}`", w.id, w.target, f"`{w.polarity}`", what]
@@ -261,6 +263,8 @@ def region_rig() -> str:
         ["lines", f"{rig.lines} (0 .. {rig.lines - 1})"],
         ["capabilities", ", ".join(f"`{c}`" for c in rig.capabilities)],
         ["STATUS.state at boot", f"`{rig.power_on_state}`"],
+        *([["loopback (13.7)", f"drive line {rig.loopback.id} wired to watched line {rig.loopback.line}"]]
+          if rig.loopback else []),
     ]))
     parts.append("**Timing a rig must achieve**\n\n" + _table(
         ["requirement", "µs", "meaning"], [[f"`{k}`", v, _TIMING_TEXT[k]] for k, v in rig.timing.items()]))

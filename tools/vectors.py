@@ -55,6 +55,7 @@ TYPICAL: list[tuple[str, str, int, int, dict]] = [
     ("rig_wire_red_b", "RIG_WIRE", 11, 0, {"line": 18, "signal": 1, "id": 1, "target": 1, "polarity": 1}),
     ("rig_edge_paddle_b_near_wrap", "RIG_EDGE", 12, 0, {"at_us": 0xFFFFFF00, "line": 1, "action": 1, "value": 0}),
     ("rig_edge_feeder_ten_cards", "RIG_EDGE", 13, 0, {"at_us": 2_000_000, "line": 3, "action": 1, "value": 10}),
+    ("rig_wire_loopback", "RIG_WIRE", 14, 0, {"line": 31, "signal": 5, "id": 15, "target": 0, "polarity": 1}),
     ("ack_inject", "ACK", 0x1234, 0x0001E240, {"cmd_seq": 8, "cmd_type": 0x08, "value": 7}),
     ("nak_unattributed_bad_crc", "NAK", 0x1235, 0x0001E241,
      {"cmd_seq": 0xFFFF, "cmd_type": 0xFF, "error": 1, "detail": 0}),
@@ -119,6 +120,8 @@ TYPICAL: list[tuple[str, str, int, int, dict]] = [
      {"event_seq": 40, "line": 1, "action": 1, "origin": 0, "stimulus": 9}),
     ("rig_capture_watched_red_b", "RIG_CAPTURE", 41, 7_435_250,
      {"event_seq": 41, "line": 18, "action": 1, "origin": 1, "stimulus": 0}),
+    ("rig_capture_loopback", "RIG_CAPTURE", 42, 7_500_003,
+     {"event_seq": 42, "line": 31, "action": 1, "origin": 1, "stimulus": 0}),
 ]
 
 
