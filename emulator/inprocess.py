@@ -138,17 +138,29 @@ def start_real(kind: str, seed: int = 1, *, serial: int = 1, boot_time_us: int =
                faults=None, **unit_options):
     """A real-clock unit served from a thread. Returns (host end socket, stop()).
     stop() ends the thread and closes the emulator's end; the caller closes its own."""
-    from .serve import Server, SocketPort
-
     spec = fault_spec(faults)
-    host_end, unit_end = socket.socketpair()
     clock = RealClock(pin_due=pin_due)
     device = Device(kind, clock, seed=seed, serial=serial, boot_time_us=boot_time_us, salt=os.urandom(8),
                     **unit_options)
-    server = Server(clock)
-    server.add(device, SocketPort(unit_end, f"socketpair:{kind}"), faults=spec)
     device.start()
-    thread = threading.Thread(target=server.run, name=f"emulator-{kind}", daemon=True)
+    (host_end,), stop = serve_in_thread(clock, [device], faults=spec)
+    stop.device = device  # type: ignore[attr-defined]  # for tests; touch only after stop()
+    return host_end, stop
+
+
+def serve_in_thread(clock, devices: list, faults=None):
+    """Devices on one real clock, served from one thread, each on one end of its own socketpair (faults: a
+    faulty line in front of each). Returns (the host ends, in the order of devices; stop()). stop() ends the
+    thread and closes the emulator's ends; the caller closes its own."""
+    from .serve import Server, SocketPort
+
+    server = Server(clock)
+    host_ends = []
+    for device in devices:
+        host_end, unit_end = socket.socketpair()
+        server.add(device, SocketPort(unit_end, f"socketpair:{device.kind}"), faults=faults)
+        host_ends.append(host_end)
+    thread = threading.Thread(target=server.run, name=f"emulator-{devices[0].kind}", daemon=True)
     thread.start()
     stopped = []
 
@@ -160,5 +172,4 @@ def start_real(kind: str, seed: int = 1, *, serial: int = 1, boot_time_us: int =
         thread.join(timeout=5)
         server.close()
 
-    stop.device = device  # type: ignore[attr-defined]  # for tests; touch only after stop()
-    return host_end, stop
+    return host_ends, stop

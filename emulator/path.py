@@ -21,6 +21,9 @@ A path spec is a set of options (URL options of an emurig:// link), each a durat
     delay=D            every output reaches its line this late; delay_NAME=D one output (a watched
                        line's name in the wiring: green, red, launch, player, card, ...)
     seed=N             the jitter's generator
+    capture=D          the rig's own capture lag: every watched line (the loopback's too, SPEC 13.7) is
+                       stamped this long after it crossed its threshold; not the unit's path but the rig's,
+                       what the floor of a bench measures
 
 The unit stamps an edge when its firmware takes it: INPUT_SEEN and the verdict's press times carry
 that moment, so a poll loop's unit reports its presses up to a poll period late (its timestamp error).
@@ -50,6 +53,7 @@ class PathSpec:
     jitter_us: int = 0
     delay: dict[str, int] = field(default_factory=dict)         # output line name -> us ("" = every output)
     seed: int = 1
+    capture_us: int = 0                                         # the rig's own, on every watched line
 
     @property
     def clean(self) -> bool:
@@ -70,7 +74,7 @@ def _duration(key: str, value: str) -> int:
 def parse(options: dict[str, str], inputs: dict[str, int], outputs: set[str]) -> PathSpec:
     """The path spec of these options, for a unit with these inputs (name -> id) and watched lines (names)."""
     skew, debounce, delay = {}, {}, {}
-    irq = poll = jitter = 0
+    irq = poll = jitter = capture = 0
     scan: tuple[str, ...] = ()
     seed = 1
 
@@ -107,18 +111,20 @@ def parse(options: dict[str, str], inputs: dict[str, int], outputs: set[str]) ->
             delay[""] = _duration(key, value)
         elif key.startswith("delay_"):
             delay[named(key, "delay_", outputs, "watched output")] = _duration(key, value)
+        elif key == "capture":
+            capture = _duration(key, value)
         elif key == "seed":
             if not value.strip().isdigit():
                 raise PathSpecError(f"seed: {value!r} is not a whole number")
             seed = int(value)
         else:
             raise PathSpecError(f"unknown path option {key!r}; options: skew_INPUT, debounce, debounce_INPUT, irq, "
-                                f"poll, scan, jitter, delay, delay_OUTPUT, seed")
+                                f"poll, scan, jitter, delay, delay_OUTPUT, capture, seed")
     if scan and not poll:
         raise PathSpecError("scan: a scan order needs a poll loop (poll=...)")
     if poll and irq:
         raise PathSpecError("poll and irq: a unit takes its inputs by a poll loop or by interrupts, not both")
-    return PathSpec(skew, debounce, irq, poll, scan, jitter, delay, seed)
+    return PathSpec(skew, debounce, irq, poll, scan, jitter, delay, seed, capture)
 
 
 class InputPath:

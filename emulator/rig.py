@@ -7,20 +7,24 @@ same clock, built without host_input and test_mode so that, as on a real bench, 
 through the rig (INPUT_SEEN source physical). Between the two sits the path (emulator/path.py): a
 driven edge reaches the unit's model through skew, debounce, the poll loop or interrupt; the unit's
 outputs (its LIGHT, SOUND, SD_LAUNCH and LA_CARD events) reach the watched lines after their delays.
+A loopback line (SPEC 13.7) watches one of the rig's own drive lines: the rig's floor, 0 unless the
+path gives the rig a capture lag of its own (capture=D, on every watched line alike).
 
 RigLink is the rig's end of the harness's link interface; it shares the unit link's clock and host
-time, so reading either link moves both devices' time.
+time, so reading either link moves both devices' time. start_real_pair serves the same pair on the
+real clock from one thread, each device on its own socketpair.
 """
 from __future__ import annotations
 
+import os
 from fractions import Fraction
 
 from protocol import ENUMS, NONE_U8, catalogue as cat, msg
 from protocol.catalogue import RIG
 
-from .clock import INPUT
+from .clock import INPUT, RealClock
 from .device import Device
-from .inprocess import VirtualLink
+from .inprocess import VirtualLink, serve_in_thread
 from .model import ERROR, UnitModel
 from .path import InputPath, OutputPath, PathSpec, parse as parse_path
 
@@ -57,6 +61,7 @@ class Rig:
         self.active: dict[int, bool] = {}
         self.boots = 0
         self.outputs = OutputPath(spec)
+        self.capture_us = spec.capture_us       # the rig's own lag from a line's crossing to its stamp
         device.rig = self
         if unit is None:
             return
@@ -88,6 +93,10 @@ class Rig:
             return ERROR.bad_value
         if self.device.pending_injects:
             return ERROR.wrong_state
+        if self.loops_from(m.line) and m.signal != SIGNAL.none:
+            return ERROR.bad_value      # a loopback's drive line is wired to nothing else
+        if m.signal == SIGNAL.loopback and (m.id >= RIG.lines or m.id == m.line or m.id in self.wires):
+            return ERROR.bad_value
         if m.signal == SIGNAL.none:
             self.wires.pop(m.line, None)
         else:
@@ -95,12 +104,22 @@ class Rig:
         self.device.model.state = STATE.wired if self.wires else STATE.unwired
         return 0
 
+    def loops_from(self, line: int) -> list[Wire]:
+        """The loopback lines that watch drive line line."""
+        return [w for w in self.wires.values() if w.signal == SIGNAL.loopback and w.id == line]
+
+    def drivable(self, line: int) -> bool:
+        w = self.wires.get(line)
+        return (w is not None and w.signal == SIGNAL.input) or bool(self.loops_from(line))
+
     def drive(self, at: int, sid: int, line: int, action: int, value: int = 0) -> None:
-        """A driven edge at rig time at: reported, then on its way to the unit."""
+        """A driven edge at rig time at: reported, then on its way to the unit (or round a loopback)."""
         self.device.stimulus_done(sid)
         self.device.emit(msg.RIG_CAPTURE, at=at, line=line, action=action, origin=ORIGIN.driven, stimulus=sid)
         w = self.wires.get(line)
         was, self.active[line] = self.active.get(line, False), action == ACTION.press
+        for loop in self.loops_from(line):
+            self._capture(self.device.to_clock(at), loop.line, self.active[line])
         if w is None or self.unit is None:
             return
         if w.name not in self.actuated and was == self.active[line]:
@@ -152,8 +171,11 @@ class Rig:
         return key(light, line_target) == key(light, target)
 
     def _output(self, w: Wire, t: int, on: bool) -> None:
-        at = self.unit.to_clock(t) + self.outputs.delay_us(w.name)
-        self.device.clock.call_at(at, self._watched, w.line, on, priority=INPUT)
+        self._capture(self.unit.to_clock(t) + self.outputs.delay_us(w.name), w.line, on)
+
+    def _capture(self, crossed: int, line: int, on: bool) -> None:
+        """A watched line crossing its threshold at clock time crossed: stamped the rig's capture lag later."""
+        self.device.clock.call_at(crossed + self.capture_us, self._watched, line, on, priority=INPUT)
 
     def _pulse(self, w: Wire, t: int) -> None:
         self._output(w, t, True)
@@ -174,8 +196,7 @@ def _rig_wire(core, f, m, t):
 
 
 def _rig_edge(core, f, m, t):
-    w = core.rig.wires.get(m.line)
-    if w is None or w.signal != SIGNAL.input or m.action not in (ACTION.press, ACTION.release):
+    if not core.rig.drivable(m.line) or m.action not in (ACTION.press, ACTION.release):
         return ERROR.bad_value
     sid, error = core.schedule_stimulus(t, m.at_us, core.rig.drive, m.line, m.action, m.value)
     return error or msg.ACK(f.seq, m.ID, sid)
@@ -236,13 +257,32 @@ class RigLink(VirtualLink):
         self.unit_link._host_now = value
 
 
+def _bench(kind: str, unit_options: dict, path_options: dict[str, str]) -> tuple[PathSpec, dict]:
+    """The path spec of path_options and the unit's options without host_input and test_mode (its inputs
+    come through the rig)."""
+    outputs = {w.name for w in RIG.wiring[kind] if not w.drives and w.signal != "loopback"}
+    spec = parse_path(path_options, cat.UNITS[kind].inputs, outputs)
+    without = {w for w in str(unit_options.pop("without", "")).split(",") if w} | {"host_input", "test_mode"}
+    return spec, {**unit_options, "without": ",".join(sorted(without))}
+
+
 def open_pair(kind: str, unit_options: dict, path_options: dict[str, str], *, closed_error=ConnectionError):
     """An emulated unit of this kind on the virtual clock and the emulated rig wired to it, the path built from
     path_options (emulator/path.py). The unit has no host_input or test_mode: its inputs come through the rig.
     Returns (unit link, rig link)."""
-    unit_def = cat.UNITS[kind]
-    outputs = {w.name for w in RIG.wiring[kind] if not w.drives}
-    spec = parse_path(path_options, unit_def.inputs, outputs)
-    without = {w for w in str(unit_options.pop("without", "")).split(",") if w} | {"host_input", "test_mode"}
-    unit = VirtualLink(kind, without=",".join(sorted(without)), closed_error=closed_error, **unit_options)
+    spec, options = _bench(kind, unit_options, path_options)
+    unit = VirtualLink(kind, closed_error=closed_error, **options)
     return unit, RigLink(unit, spec, closed_error=closed_error)
+
+
+def start_real_pair(kind: str, unit_options: dict, path_options: dict[str, str]):
+    """The same pair on the real clock, served from one thread. Returns ((unit socket, rig socket), stop());
+    stop() ends the thread (both devices), the caller closes the sockets."""
+    spec, options = _bench(kind, unit_options, path_options)
+    clock = RealClock()
+    unit = Device(kind, clock, salt=os.urandom(8), **options)
+    rig = Device(RIG.kind, clock, serial=0x716, boot_time_us=RIG_BOOT_US, salt=os.urandom(8))
+    Rig(rig, unit, spec)
+    unit.start()
+    rig.start()
+    return serve_in_thread(clock, [unit, rig])

@@ -166,7 +166,8 @@ def test_output_delays_are_per_line_and_debounce_swallows_short_pulses():
 
 
 @pytest.mark.parametrize("device, rig, problem", [
-    ("emu://showdown?clock=real", "emurig://", "virtual clock only"),
+    ("emu://showdown?clock=real&host_offset_us=5", "emurig://", "not available with an emulated rig on the real"),
+    ("emu://showdown?clock=sundial", "emurig://", "clock must be"),
     ("tcp://localhost:1", "emurig://", "emulated unit"),
     ("emu://showdown", "emurig://?skew_paddle_c=1ms", "no input 'paddle_c'"),
     ("emu://showdown", "emurig://?poll=1ms&irq=5us", "not both"),
@@ -353,6 +354,9 @@ def test_unohil_conform_gains_the_fairness_check_of_spec_13_6(tmp_path):
                  "--rig", "emurig://?skew_paddle_b=300us", "--json", str(out)]) == 1
     fair = [c for c in json.loads(out.read_text())["checks"] if c["section"] == "13.6"]
     assert len(fair) == 1 and fair[0]["status"] == "fail" and "+300 us" in fair[0]["detail"]
-    assert main(["conform", "-q", "--no-scenarios", "--device", "emu://flash", "--rig", "emurig://",
+    assert main(["conform", "-q", "--no-scenarios", "--device", "emu://flash?players=3", "--rig", "emurig://",
                  "--json", str(out)]) == 0
-    assert [c["status"] for c in json.loads(out.read_text())["checks"] if c["section"] == "13.6"] == ["pass"]
+    fair = [c for c in json.loads(out.read_text())["checks"] if c["section"] == "13.6"]
+    assert [c["status"] for c in fair] == ["pass", "pass"]      # each seat against player_0, the bound stated
+    assert ["player_1" in fair[0]["name"], "player_2" in fair[1]["name"]] == [True, True]
+    assert all("within +-100 us (fairness_bound_us)" in c["name"] for c in fair)

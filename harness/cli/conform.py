@@ -9,6 +9,7 @@ from rich.text import Text
 
 from harness.cli.exit import Exit
 from harness.conform import CheckResult, Conformance, coverage
+from harness.conform.rig import rig_checks
 from harness.errors import ConformError, ScenarioError
 from harness.links import open_link
 from harness.outcome import Outcome, tally
@@ -39,43 +40,12 @@ def add_parser(sub) -> None:
                    help="the protocol checks and the shortest scenario for each SPEC decision (under a minute on "
                         "a real-clock emulator); never CONFORMS: the scenarios left out are reported as not run")
     p.add_argument("--rig", metavar="URL",
-                   help="then measure the unit's fairness through this rig wired to it (SPEC 13.6): one more "
-                        "check, passed when the side skew's interval lies within fairness_bound_us "
-                        "(emurig://?OPTIONS with an emulated --device: docs/rig.md)")
+                   help="then measure the unit's fairness through this rig wired to it (SPEC 13.6): a check per "
+                        "pair of seats (the Showdown's paddles; each Flash seat against player 0), passed when "
+                        "the skew's interval lies within fairness_bound_us (emurig://?OPTIONS with an emulated "
+                        "--device: docs/rig.md)")
     p.add_argument("-q", "--quiet", action="store_true", help="no per-check lines")
     p.set_defaults(func=main)
-
-
-def fairness_check(device_url: str, rig_url: str) -> CheckResult:
-    """SPEC 13.6 as a conformance check: the unit's side skew through its rig, against fairness_bound_us."""
-    import time
-    from protocol import catalogue as cat
-    from harness.rig.fairness import measure
-    from harness.rig.links import open_drivers
-    from harness.rig.races import FAIR_RACES
-    from harness.rig.session import RigSession
-    bound = cat.RIG.timing["fairness_bound_us"]
-    name = f"side skew from outside within +-{bound} us (fairness_bound_us), through {rig_url}"
-    t0 = time.perf_counter()
-    unit, rig = open_drivers(device_url, rig_url)
-    try:
-        if unit.kind not in FAIR_RACES:
-            return CheckResult("13.6", name, Outcome.SKIP, f"a {unit.kind} unit has no race between two seats",
-                               gap=False)
-        s = RigSession(unit, rig)
-        s.wire()
-        r = measure(s)
-    finally:
-        unit.close()
-        rig.close()
-    lo, hi = r["interval_us"]
-    a, b = r["seats"]
-    detail = (f"skew toward {a} {r['skew_toward_a_us']:+.0f} us (95% interval {lo:+.0f} .. {hi:+.0f} us) between "
-              f"{a} and {b}; tie window from outside {r['tie_window_us']:.0f} us ({r['tie_param']} "
-              f"{r['tie_setting_us']} us); {r['races']} races")
-    ok = -bound <= lo and hi <= bound
-    return CheckResult("13.6", name, Outcome.PASS if ok else Outcome.FAIL, detail,
-                       seconds=time.perf_counter() - t0)
 
 
 def main(args) -> int:
@@ -109,8 +79,9 @@ def main(args) -> int:
     finally:
         link.close()
     if args.rig and not report.aborted:
-        report.checks.append(fairness_check(args.device, args.rig))
-        progress(report.checks[-1])
+        for c in rig_checks(args.device, args.rig):
+            report.checks.append(c)
+            progress(c)
     print_table(console, conform_table(report))
     print_table(console, coverage_table(report))
     failed = [c for c in report.checks if not c.status.ok]

@@ -1,4 +1,7 @@
-"""unohil fairness: does the seat matter? Side skew and tie window of a unit, measured through its rig."""
+"""unohil fairness: does the seat matter? Side skew and tie window of a unit, measured through its rig.
+
+A Showdown: its two paddles. A Flash base: every seat against a reference seat (--reference, player 0),
+each seat's skew with its interval, flagged when the interval excludes 0."""
 from __future__ import annotations
 
 import sys
@@ -10,7 +13,7 @@ from protocol import catalogue as cat
 from harness.cli.exit import Exit
 from harness.report.files import check_writable
 from harness.report.results_json import write_json
-from harness.rig.fairness import measure
+from harness.rig.fairness import measure, measure_seats
 from harness.rig.links import open_drivers
 from harness.rig.races import FAIR_RACES
 from harness.rig.session import RigSession
@@ -28,6 +31,8 @@ def add_parser(sub) -> None:
                    help="offsets from -US to +US between the two presses (default 2000)")
     p.add_argument("--trials", type=int, default=6, metavar="N", help="races per offset of the fine sweep (default 6)")
     p.add_argument("--seed", type=int, default=1, help="seed of the presses' phases and of the interval's bootstrap")
+    p.add_argument("--reference", default="player_0", metavar="SEAT",
+                   help="a Flash base: the seat every other is raced against (default player_0)")
     p.add_argument("--json", metavar="FILE", help="write the sweep, the skew and its interval, the tie window as JSON")
     p.epilog = "exit status 1 when the skew's interval is not within the SPEC 13.6 bound"
     p.set_defaults(func=main)
@@ -47,17 +52,28 @@ def main(args) -> int:
             return Exit.USAGE
         s = RigSession(unit, rig)
         s.wire()
-        result = measure(s, range_us=args.range_us, fine_trials=args.trials, seed=args.seed)
+        kw = dict(range_us=args.range_us, fine_trials=args.trials, seed=args.seed)
+        if unit.kind == "flash":
+            if args.reference not in cat.UNITS["flash"].inputs or not args.reference.startswith("player_"):
+                print(f"error: --reference {args.reference!r} is not a seat (player_0, player_1, ...)",
+                      file=sys.stderr)
+                return Exit.USAGE
+            result = measure_seats(s, args.reference, **kw)
+        else:
+            result = measure(s, **kw)
     finally:
         unit.close()
         rig.close()
-    result.update(device=args.device, rig=args.rig, bound_us=cat.RIG.timing["fairness_bound_us"])
-    lo, hi = result["interval_us"]
-    result["within_bound"] = -result["bound_us"] <= lo and hi <= result["bound_us"]
-    print_report(result, Console(highlight=False))
+    bound = cat.RIG.timing["fairness_bound_us"]
+    result.update(device=args.device, rig=args.rig, bound_us=bound)
+    for r in result["seats"] if unit.kind == "flash" else [result]:
+        lo, hi = r["interval_us"]
+        r["within_bound"] = -bound <= lo and hi <= bound
+    ok = all(r["within_bound"] for r in result["seats"]) if unit.kind == "flash" else result["within_bound"]
+    (print_seats if unit.kind == "flash" else print_report)(result, Console(highlight=False))
     if args.json:
         write_json(args.json, result)
-    return Exit.OK if result["within_bound"] else Exit.FAILED
+    return Exit.OK if ok else Exit.FAILED
 
 
 def print_report(r: dict, console) -> None:
@@ -73,3 +89,20 @@ def print_report(r: dict, console) -> None:
     console.print(f"  tie window from outside: {r['tie_window_us']:.0f} us "
                   f"(the unit's {r['tie_param']} is {r['tie_setting_us']} us; sweep step {r['tie_step_us']} us)")
     console.print(f"  SPEC 13.6 bound +-{r['bound_us']} us: {'within' if r['within_bound'] else 'OUTSIDE'}")
+
+
+def print_seats(r: dict, console) -> None:
+    ref = r["reference"]
+    console.print(f"fairness of {r['device']} ({r['kind']}), every seat against {ref}, {r['races']} races "
+                  f"through {r['rig']}")
+    for x in r["seats"]:
+        lo, hi = x["interval_us"]
+        flag = ("OUTSIDE the bound" if not x["within_bound"] else "differs from the reference" if x["differs"]
+                else "level with the reference")
+        console.print(f"  {x['seat']}: {x['skew_toward_reference_us']:+.0f} us toward {ref} (95% interval {lo:+.0f} .. "
+                      f"{hi:+.0f} us): {flag}")
+    console.print(f"  tie window from outside: {r['tie_window_us']:.0f} us "
+                  f"(the unit's {r['tie_param']} is {r['tie_setting_us']} us; sweep step {r['tie_step_us']} us)")
+    bad = [x["seat"] for x in r["seats"] if not x["within_bound"]]
+    console.print(f"  SPEC 13.6 bound +-{r['bound_us']} us, every seat: "
+                  + (f"OUTSIDE for {', '.join(bad)}" if bad else "within"))

@@ -15,6 +15,12 @@ through both time syncs (exact on the virtual clock; within both estimates' unce
                               goes dark, the slowest's keeps flashing (the flag)
             unit_press_to_flag  that LIGHT(off)'s time - the verdict's decisive press
   Launcher  press_to_first_card  button press -> the card-exit sensor; unit: LA_CARD(0) - LA_RESULT.press_us
+
+The floor (SPEC 13.7): between two races, one pulse round the rig's loopback, a drive line wired to a
+watched line on the rig itself: floor_loopback is its watched stamp minus its driven one, what the rig's
+own path adds to any press_to_ figure in this run. Each press_to_ figure is reported beside it and, as
+its _less_floor figure, less the floor's median: what the unit adds between its switch and its output.
+The other figures are not differences of a driven and a watched stamp, and have no floor.
 """
 from __future__ import annotations
 
@@ -27,6 +33,8 @@ from harness.rig.races import _unwrap_near, flash_race as buzzer_race, showdown_
 from harness.rig.session import AHEAD_US, RigSession
 
 FALSE_START_SHARE = 0.25        # one race in four is a false start: the red lamp's path is measured too
+FLOOR = "floor_loopback_us"
+PHYSICAL = "press_to_"          # the figures from a driven stamp to a watched one: the floor is under them
 MODE_OFF = cat.ENUM_VALUES["light_mode"]["off"]
 
 
@@ -139,7 +147,12 @@ def rig_latencies(s: RigSession, races: int, seed: int = 1) -> dict:
     for _ in range(races):
         key = race(s, rng, out)
         outcomes[key] = outcomes.get(key, 0) + 1
-    return {"kind": s.kind, "races": races, "outcomes": dict(sorted(outcomes.items())),
+        out[FLOOR].append(s.loopback())         # interleaved: the floor sees the rig, link and host the races saw
+    floor = figures[FLOOR]
+    median = distribution(floor)["p50"]
+    for name in [k for k in figures if k.startswith(PHYSICAL)]:
+        figures[name.removesuffix("_us") + "_less_floor_us"] = [v - median for v in figures[name]]
+    return {"kind": s.kind, "races": races, "outcomes": dict(sorted(outcomes.items())), "floor_median_us": median,
             "distributions": {k: distribution(v) for k, v in figures.items()},
             "means": {k: sum(v) / len(v) for k, v in figures.items() if v}}
 
@@ -155,10 +168,25 @@ class _Lists(dict):
         return self[key]
 
 
+def _order(keys) -> list[str]:
+    """The floor first, then each press_to_ figure followed by itself less the floor and by the unit's own
+    figure for it, then the others."""
+    keys = list(keys)
+    out = [k for k in keys if k == FLOOR]
+    for k in keys:
+        if k.startswith(PHYSICAL) and not k.endswith("_less_floor_us"):
+            out += [k, k.removesuffix("_us") + "_less_floor_us", "unit_" + k]
+    return out + [k for k in keys if k not in out]
+
+
 def print_report(result: dict, console) -> None:
-    rows = [(key.removesuffix("_us"), d, result["means"][key]) for key, d in result["distributions"].items()]
+    d, means = result["distributions"], result["means"]
+    rows = [("  less floor" if key.endswith("_less_floor_us") else key.removesuffix("_us"), d[key], means[key])
+            for key in _order(d) if key in d]
     console.print(distribution_table(f"From the physical press: {result['races']} {result['kind']} races through "
                                      f"{result['rig']}", rows))
     console.print("  races: " + ", ".join(f"{k} {v}" for k, v in result["outcomes"].items()))
+    console.print(f"  floor_loopback: the rig's own path (SPEC 13.7), one loopback pulse after each race; "
+                  f"_less_floor: the figure less the floor's median ({result['floor_median_us']} us)")
     console.print("  rig figures are differences of rig times; unit_ ones of the unit's own times; "
                   "timestamp_error maps the rig's press into unit time by both time syncs")

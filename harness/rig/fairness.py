@@ -12,6 +12,11 @@ curve's mean for a blurred one (a poll loop's). The 95% interval is a bootstrap 
 trials at each offset drawn again), widened by half a step. The unit's tie parameter is at its minimum
 for this (a tie needs equal times); the tie window as seen from outside is then measured at the unit's
 own setting: half the area under P_tie over d* +- 2 windows.
+
+Every seat (measure_seats): a Flash base's seats, each raced against a reference seat (player 0) with a
+third seat on BUZZER; each seat's skew toward the reference with its interval, the seat flagged when the
+interval excludes 0 (the unit treats it otherwise than the reference) and held to the SPEC's bound. The
+tie window is the unit's, not a seat's: it is measured once, on the first pair.
 """
 from __future__ import annotations
 
@@ -19,7 +24,7 @@ import random
 from dataclasses import dataclass
 
 from harness.errors import HarnessError
-from harness.rig.races import FAIR_RACES
+from harness.rig.races import FAIR_RACES, seat_names
 from harness.rig.session import RigSession
 
 BOOTSTRAP = 400
@@ -88,16 +93,19 @@ def _interval(sw: Sweep, estimate, rng: random.Random) -> tuple[float, float]:
 
 
 def measure(s: RigSession, *, range_us: int = 2000, coarse_trials: int = 3, fine_points: int = 25,
-            fine_trials: int = 6, tie_trials: int = 2, seed: int = 1) -> dict:
-    """Side skew (with its 95% interval) and tie window of the unit, from outside."""
-    setup, race, tie_param, seats = FAIR_RACES[s.kind]
+            fine_trials: int = 6, tie_trials: int = 2, seed: int = 1, seats: tuple[str, str] | None = None,
+            tie: bool = True) -> dict:
+    """Side skew (with its 95% interval) between two seats (the kind's by default: A first) and, with tie, the
+    unit's tie window, from outside."""
+    setup, race, tie_param, default_seats = FAIR_RACES[s.kind]
+    seats = seats or default_seats
     rng = random.Random(seed)
     own_tie = s.unit.config_get(tie_param)
     races = [0]
 
     def run(d: int) -> str:
         races[0] += 1
-        return race(s, d, rng).outcome
+        return race(s, d, rng, seats).outcome
 
     setup(s, 1)
     coarse = _sweep(run, range(-range_us, range_us + 1, max(1, range_us // 8)), coarse_trials)
@@ -110,14 +118,36 @@ def measure(s: RigSession, *, range_us: int = 2000, coarse_trials: int = 3, fine
     flip = _area(fine.offsets, fine.means)
     lo, hi = _interval(fine, _area, rng)
     setup(s, own_tie)
-    tie_grid = _grid(round(flip) - 2 * own_tie, round(flip) + 2 * own_tie, 2 * fine_points, 1)
-    ties = _sweep(lambda d: "a" if run(d) == "tie" else "b", tie_grid, tie_trials)   # 1 = a tie
-    step = tie_grid[1] - tie_grid[0]
-    tie_window = step * sum(ties.means) / 2
-    return {
-        "kind": s.kind, "seats": list(seats), "flip_us": flip, "skew_toward_a_us": -flip,
+    out = {
+        "kind": s.kind, "seats": list(seats), "flip_us": flip, "skew_toward_a_us": 0.0 - flip,
         "interval_us": [-hi, -lo], "tie_param": tie_param, "tie_setting_us": own_tie,
-        "tie_window_us": tie_window, "tie_step_us": step, "races": races[0],
         "coarse": {"offsets": coarse.offsets, "p_a": coarse.means},
         "fine": {"offsets": fine.offsets, "p_a": fine.means},
     }
+    if tie:
+        tie_grid = _grid(round(flip) - 2 * own_tie, round(flip) + 2 * own_tie, 2 * fine_points, 1)
+        ties = _sweep(lambda d: "a" if run(d) == "tie" else "b", tie_grid, tie_trials)   # 1 = a tie
+        step = tie_grid[1] - tie_grid[0]
+        out.update(tie_window_us=step * sum(ties.means) / 2, tie_step_us=step)
+    out["races"] = races[0]
+    return out
+
+
+def measure_seats(s: RigSession, reference: str = "player_0", **kw) -> dict:
+    """Every seat of a Flash base against the reference seat: each seat's skew toward the reference (how much
+    earlier it must press to be judged level) with its 95% interval; differs: the interval excludes 0."""
+    seats = seat_names()[:s.unit.identity.players]
+    if len(seats) < 3:
+        raise NotMeasured(f"a Flash base of {len(seats)} players has no race between two opponents (it needs 3)")
+    if reference not in seats:
+        raise NotMeasured(f"the reference seat {reference!r} is not one of this base's: {', '.join(seats)}")
+    out = {"kind": s.kind, "reference": reference, "seats": [], "races": 0}
+    for seat in (x for x in seats if x != reference):
+        r = measure(s, seats=(reference, seat), tie="tie_window_us" not in out, **kw)
+        lo, hi = r["interval_us"]
+        out["seats"].append({"seat": seat, "skew_toward_reference_us": r["skew_toward_a_us"], "interval_us": [lo, hi],
+                             "differs": lo > 0 or hi < 0, "races": r["races"]})
+        out["races"] += r["races"]
+        for key in ("tie_param", "tie_setting_us", "tie_window_us", "tie_step_us"):
+            out.setdefault(key, r.get(key))
+    return out

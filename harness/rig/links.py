@@ -2,10 +2,13 @@
 
 A real bench gives two URLs: the unit's (--device) and the rig's (--rig), each any link the registry
 opens. An emulated bench is `--device emu://KIND?... --rig emurig://?PATH`: the rig emulated in the
-same process, on the unit's virtual clock, wired to that unit through the input and output path the
-rig URL's options describe (emulator/path.py: skew_INPUT, debounce, irq, poll, scan, jitter, delay,
-delay_OUTPUT, seed; none: a clean path). The emulated unit is then built without host_input and
-test_mode, as a unit on a bench is driven: its inputs come only through the rig.
+same process, on the unit's clock, wired to that unit through the input and output path the rig URL's
+options describe (emulator/path.py: skew_INPUT, debounce, irq, poll, scan, jitter, delay, delay_OUTPUT,
+capture, seed; none: a clean path). On clock=virtual (the default) both are links of the virtual clock,
+exact; on clock=real both are served from one thread on the real clock, each on its own socket, and
+reached as any served unit is (real-time figures: scheduling, the loop's wake-ups, the sockets). The
+emulated unit is then built without host_input and test_mode, as a unit on a bench is driven: its
+inputs come only through the rig.
 """
 from __future__ import annotations
 
@@ -15,6 +18,7 @@ from protocol import catalogue as cat
 
 from harness.errors import DeviceURLError, LinkClosed
 from harness.links import query_options
+from harness.links.fd import FdLink
 from harness.links.emu import _OPTIONS as EMU_OPTIONS
 from harness.session.driver import Driver
 
@@ -28,11 +32,13 @@ def _emulated_pair(device_url: str, rig_url: str):
         raise DeviceURLError(f"{rig_url}: an emulated rig is wired to an emulated unit: give --device "
                              f"emu://KIND?clock=virtual (KIND one of {', '.join(cat.UNITS)}), not {device_url}")
     opts = query_options(device_url, EMU_OPTIONS)
-    if opts.pop("clock", "virtual") != "virtual":
-        raise DeviceURLError(f"{device_url}: an emulated rig runs on the virtual clock only (clock=virtual)")
-    for key in ("faults", "drift_ppm"):
+    clock = opts.pop("clock", "virtual")
+    if clock not in ("virtual", "real"):
+        raise DeviceURLError(f"{device_url}: clock must be 'virtual' or 'real', not {clock!r}")
+    for key in ("faults", "drift_ppm") + (("host_offset_us",) if clock == "real" else ()):
         if key in opts:
-            raise DeviceURLError(f"{device_url}: option {key!r} is not available with an emulated rig")
+            raise DeviceURLError(f"{device_url}: option {key!r} is not available with an emulated rig"
+                                 + (" on the real clock" if key == "host_offset_us" else ""))
     parts = urlsplit(rig_url)
     if parts.netloc or parts.path not in ("", "/"):
         raise DeviceURLError(f"{rig_url}: an emulated rig's URL is emurig://?OPTIONS (it is wired to --device)")
@@ -40,6 +46,10 @@ def _emulated_pair(device_url: str, rig_url: str):
     from emulator import rig as emulated
     from emulator.path import PathSpecError
     try:
+        if clock == "real":
+            (unit_sock, rig_sock), stop = emulated.start_real_pair(kind, opts, path)
+            return (FdLink(device_url, sock=unit_sock, on_close=stop),
+                    FdLink(rig_url, sock=rig_sock, on_close=stop))
         unit, rig = emulated.open_pair(kind, opts, path, closed_error=LinkClosed)
     except PathSpecError as exc:
         raise DeviceURLError(f"{rig_url}: {exc}") from None

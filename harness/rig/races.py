@@ -50,19 +50,24 @@ def showdown_countdown(s: RigSession) -> int:
     return timer
 
 
-def showdown_race(s: RigSession, offset_us: int, rng: random.Random) -> Race:
-    """Paddle A at the green lamp + REACT_US (+ a random phase), paddle B offset_us after A (rig time)."""
+SHOWDOWN_SEATS = ("paddle_a", "paddle_b")
+
+
+def showdown_race(s: RigSession, offset_us: int, rng: random.Random, seats=SHOWDOWN_SEATS) -> Race:
+    """Seat A (seats[0]) at the green lamp + REACT_US (+ a random phase), seat B offset_us after A (rig time);
+    "a": the unit judged seat A first."""
     timer = showdown_countdown(s)
     green = s.wait_capture(s.line("light", "green"), after_us=timer)
     ta = green.dev_us + REACT_US + rng.randrange(PHASE_US)
     tb = ta + offset_us
-    s.press(ta, "paddle_a")
-    s.press(tb, "paddle_b")
+    s.press(ta, seats[0])
+    s.press(tb, seats[1])
     v = s.wait_unit("SD_VERDICT")
     m = v.msg
     reason = SD_REASON.get(m.reason, str(m.reason))
     if reason == "first_press":
-        outcome = "a" if SIDE.get(m.loser) == "b" else "b"
+        winner = "paddle_a" if SIDE.get(m.loser) == "b" else "paddle_b"
+        outcome = "a" if winner == seats[0] else "b"
     elif reason in ("line_tiebreak", "even_split"):
         outcome = "tie"
     else:
@@ -78,7 +83,22 @@ def _unwrap_near(u32: int, near: int) -> int:
     return near + ((u32 - near + (1 << 31)) % (1 << 32)) - (1 << 31)
 
 
-FLASH_PAIR = ("player_0", "player_1")          # the two seats raced; player_2 presses BUZZER
+FLASH_PAIR = ("player_0", "player_1")          # the two seats raced by default; player_2 presses BUZZER
+
+
+def seat_index(seat: str) -> int:
+    return cat.UNITS["flash"].inputs[seat]
+
+
+def buzzer_presser(seats) -> str:
+    """The seat that presses BUZZER in a race between these two: the first seat that is neither."""
+    return next(n for n in seat_names() if n not in seats)
+
+
+def seat_names() -> list[str]:
+    """Every seat a Flash base can have, in order (a base has the first IDENTITY.players of them)."""
+    inputs = cat.UNITS["flash"].inputs
+    return sorted((n for n in inputs if n.startswith("player_")), key=inputs.get)
 
 
 def flash_setup(s: RigSession, tie_us: int | None = None) -> None:
@@ -87,20 +107,21 @@ def flash_setup(s: RigSession, tie_us: int | None = None) -> None:
         s.unit.apply_config({"buzzer_tie_us": tie_us})
 
 
-def flash_race(s: RigSession, offset_us: int, rng: random.Random) -> Race:
-    """Players 0, 1, 2 registered; turns pass until player 2's; player 2 presses BUZZER; player 0 answers the
-    buzzer's sound + REACT_US (+ a random phase), player 1 offset_us after player 0. The unit names the
-    slowest: "a" = player 0 was judged faster."""
+def flash_race(s: RigSession, offset_us: int, rng: random.Random, seats=FLASH_PAIR) -> Race:
+    """The two seats and a third (buzzer_presser) registered; turns pass until the third's; it presses BUZZER;
+    seat A (seats[0]) answers the buzzer's sound + REACT_US (+ a random phase), seat B offset_us after A. The
+    unit names the slowest of its two opponents: "a" = seat A was judged faster."""
     s.new_race()
     s.unit.reset("new_game")
+    presser = buzzer_presser(seats)
     t = s.rig_now() + AHEAD_US
-    for i, button in enumerate(("player_0", "player_1", "player_2")):
+    for i, button in enumerate(sorted((*seats, presser), key=seat_index)):
         s.press(t + i * 60_000, button, 20_000)
     start = t + 200_000
     s.press(start, "play_pause", 20_000)
     selected = s.wait_unit("FL_SELECTED")
     at = start + 100_000
-    while selected.msg.player != 2:             # the current player presses their button: the next one's turn
+    while selected.msg.player != seat_index(presser):     # the current player presses their button: the next turn
         s.press(at, f"player_{selected.msg.player}", 20_000)
         selected = s.wait_unit("FL_SELECTED")
         at += 100_000
@@ -108,25 +129,25 @@ def flash_race(s: RigSession, offset_us: int, rng: random.Random) -> Race:
     sounder = s.wait_capture(s.line("sound", "buzzer"), after_us=at)
     ta = sounder.dev_us + REACT_US + rng.randrange(PHASE_US)
     tb = ta + offset_us
-    s.press(ta, FLASH_PAIR[0], 20_000)
-    s.press(tb, FLASH_PAIR[1], 20_000)
+    s.press(ta, seats[0], 20_000)
+    s.press(tb, seats[1], 20_000)
     v = s.wait_unit("FL_BUZZER_VERDICT")
     m = v.msg
     reason = FL_REASON.get(m.reason, str(m.reason))
     if reason == "slowest":
-        outcome = "a" if m.slowest == 1 else "b"
+        outcome = "a" if m.slowest == seat_index(seats[1]) else "b"
     elif reason == "slowest_tie":
         outcome = "tie"
     else:
         outcome = reason
     s.settle()
+    a, b = (m.reaction_us[seat_index(seat)] for seat in seats)
     return Race(outcome, v, rig={"buzzer": sounder.dev_us, "press_a": ta, "press_b": tb},
-                unit={"reaction_a": m.reaction_us[0], "reaction_b": m.reaction_us[1]}
-                if m.reaction_us[0] != NONE_I32 else {})
+                unit={"reaction_a": a, "reaction_b": b} if a != NONE_I32 else {})
 
 
-#: kind -> (setup(session, tie), race(session, offset, rng), the tie parameter, the seats raced)
+#: kind -> (setup(session, tie), race(session, offset, rng, seats), the tie parameter, the seats raced by default)
 FAIR_RACES = {
-    "showdown": (showdown_setup, showdown_race, "tie_window_us", ("paddle_a", "paddle_b")),
+    "showdown": (showdown_setup, showdown_race, "tie_window_us", SHOWDOWN_SEATS),
     "flash": (flash_setup, flash_race, "buzzer_tie_us", FLASH_PAIR),
 }

@@ -3,7 +3,8 @@
 The rig gets the reference wiring of the unit's kind (messages.yaml `rig.wiring`, SPEC 13.3). Presses
 are RIG_EDGEs at rig times; what the rig saw comes back as RIG_CAPTURE events in rig time, what the unit
 decided as its own events in unit time. The two clocks are compared only through their time syncs
-(rig_to_unit), and only where a measurement needs it.
+(rig_to_unit), and only where a measurement needs it. The rig's loopback (SPEC 13.7) is one more drive
+line, named "loopback": a pulse round it measures the rig's own floor.
 """
 from __future__ import annotations
 
@@ -18,6 +19,8 @@ WAIT_US = 10_000_000
 SIGNAL = cat.ENUM_VALUES["rig_signal"]
 POLARITY = cat.ENUM_VALUES["rig_polarity"]
 ACTION = cat.ENUM_VALUES["action"]
+LOOPBACK = cat.RIG.loopback
+LOOP_HOLD_US = 1_000        # a loopback pulse: long enough for any rig to see, short beside a race
 
 
 class RigSession:
@@ -27,6 +30,8 @@ class RigSession:
         self.kind = unit.kind
         self.wiring = cat.RIG.wiring[self.kind]
         self.drive_line = {w.name: w.line for w in self.wiring if w.drives}
+        if LOOPBACK is not None:
+            self.drive_line[LOOPBACK.name] = LOOPBACK.id
         self.last_edge_us = 0           # rig time of the latest edge asked for
         self.seen: list = []            # the rig's events of the current race, in order
         self.held: set[str] = set()         # the inputs whose line was last driven active
@@ -91,6 +96,15 @@ class RigSession:
             if match(f):
                 return f
         return self.rig.wait_for(match, timeout_us, f"RIG_CAPTURE of line {line} {action}", collect=self.seen)
+
+    def loopback(self) -> int:
+        """One pulse round the rig's loopback: the watched capture's rig time minus the driven edge's (the floor,
+        SPEC 13.7). Between races: it waits until its edges have been driven."""
+        at = self.rig_now() + AHEAD_US
+        self.press(at, LOOPBACK.name, LOOP_HOLD_US)
+        got = self.wait_capture(LOOPBACK.line, after_us=at)
+        self.settle()
+        return got.dev_us - at
 
     def new_race(self) -> None:
         """Forget the last race's rig events (they have all been driven: settle() first)."""
