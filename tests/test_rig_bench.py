@@ -125,6 +125,7 @@ def test_bench_rig_prints_the_floor_and_writes_it_as_json(tmp_path, capsys):
     assert r["floor_median_us"] == 5 and r["distributions"]["press_to_flag_less_floor_us"]["n"] == 3
     text = capsys.readouterr().out
     assert "floor_loopback" in text and "less floor" in text
+    assert main(["bench", "--device", "emu://flash", "--rig", "emurig://", "--races", "0"]) == 2
 
 
 # ---- the emulated rig on the real clock ----

@@ -24,8 +24,9 @@ def add_parser(sub) -> None:
                    help="with no --device: the emulated kinds to measure (default: all three)")
     p.add_argument("--rig", metavar="URL", default=None,
                    help="measure from the physical press through this rig wired to --device (SPEC 13.5): "
-                        "press-to-light, -launch, -flag, -first-card against the unit's own figures; "
-                        "emurig://?OPTIONS wires an emulated rig to an emulated unit (docs/rig.md)")
+                        "press-to-light, -launch, -flag, -first-card against the unit's own figures, beside the "
+                        "rig's own floor (its loopback, SPEC 13.7) measured between the races; emurig://?OPTIONS "
+                        "wires an emulated rig to an emulated unit, clock=virtual or real (docs/rig.md)")
     p.add_argument("--races", type=int, default=300, metavar="N",
                    help="races per unit (default 300); a percentile is shown only when enough of them back it "
                         "(p99.9 from 1000 samples, p99 from 100, p90 from 10)")
@@ -51,6 +52,9 @@ def _through_rig(args) -> int:
     from harness.rig.session import RigSession
     if args.device is None:
         print("error: --rig needs --device: the unit the rig is wired to", file=sys.stderr)
+        return Exit.USAGE
+    if args.races < 1:
+        print("error: --races must be at least 1", file=sys.stderr)
         return Exit.USAGE
     unit, rig = open_drivers(args.device, args.rig)
     try:

@@ -23,7 +23,7 @@ def add_parser(sub) -> None:
     p = sub.add_parser("fairness", help="side skew and tie window of a unit from outside, through its rig "
                                         "(SPEC 13.6)")
     p.add_argument("--device", metavar="URL", required=True,
-                   help="the unit (a Showdown or a Flash base), e.g. emu://showdown?clock=virtual")
+                   help="the unit (a Showdown or a Flash base), e.g. emu://showdown?clock=virtual (or clock=real)")
     p.add_argument("--rig", metavar="URL", required=True,
                    help="its rig; emurig://?OPTIONS wires an emulated rig to an emulated --device "
                         "(options: skew_INPUT, debounce, irq, poll, scan, jitter, delay_OUTPUT; docs/rig.md)")
@@ -34,7 +34,8 @@ def add_parser(sub) -> None:
     p.add_argument("--reference", default="player_0", metavar="SEAT",
                    help="a Flash base: the seat every other is raced against (default player_0)")
     p.add_argument("--json", metavar="FILE", help="write the sweep, the skew and its interval, the tie window as JSON")
-    p.epilog = "exit status 1 when the skew's interval is not within the SPEC 13.6 bound"
+    p.epilog = ("a Flash base: every seat against --reference; exit status 1 when a skew's interval is not within "
+                "the SPEC 13.6 bound")
     p.set_defaults(func=main)
 
 
