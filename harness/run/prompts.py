@@ -8,7 +8,7 @@ from typing import Protocol
 
 from protocol import Frame, catalogue as cat
 
-from harness.text import duration
+from harness.text import duration, printable
 
 
 @dataclass(frozen=True)
@@ -63,3 +63,14 @@ def answer_text(f: Frame, events: list[Frame], kind: str, start_dev_us: int) -> 
     before = [e for e in events if e is not f and e.dev_us <= f.dev_us and e.msg.NAME in anchor_of]
     name, t = (anchor_of[before[-1].msg.NAME], before[-1].dev_us) if before else ("start", start_dev_us)
     return f"{what} {duration(f.dev_us - t)} after {name}"
+
+
+def prompt_line(prompt: Prompt) -> str:
+    """The prompt as one line, 'PROMPT <scenario>: <text>' (terminal-safe)."""
+    return f"PROMPT {printable(prompt.scenario)}: {printable(prompt.text)}"
+
+
+def answer_line(answer: Answer) -> str:
+    """How the wait ended as one line, 'ANSWERED <scenario>: <how>' or 'UNANSWERED ...'."""
+    word = "ANSWERED" if answer.frame is not None else "UNANSWERED"
+    return f"{word} {printable(answer.prompt.scenario)}: {printable(answer.text)}"

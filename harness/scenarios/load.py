@@ -1057,7 +1057,9 @@ def _persons(v: _Validator, node: yaml.Node, key: str, awaited: EventPattern | N
         if source is None:
             fields["source"] = Matcher("eq", (_PHYSICAL,), label="physical")
         elif not isinstance(source, Matcher) or source.kind != "eq" or source.values != (_PHYSICAL,):
-            v.err(node, f"{key}.INPUT_SEEN.source", f"a wait for a person is answered by a physical edge "
+            fields_node = node.value[0][1]          # {INPUT_SEEN: {..., source: X}}: the fields, then X
+            at = next(vn for kn, vn in fields_node.value if kn.value == "source")
+            v.err(at, f"{key}.INPUT_SEEN.source", f"a wait for a person is answered by a physical edge "
                                                     f"(source physical), not {source.describe()}")
             return None
     shown = ", ".join(f"{k} {m.describe()}" for k, m in fields.items())
