@@ -5,6 +5,7 @@ the person is the test: from the prompt hook it puts a physical edge on the emul
 from __future__ import annotations
 
 import io
+import os
 import json
 import re
 import sys
@@ -321,3 +322,69 @@ def test_the_pytest_plugin_skips_unless_hil_attended_and_then_shows_the_prompt(p
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["PROMPT press A on green: press paddle A when the light turns green",
                                  "UNANSWERED press A on green: not answered within 30 s*"])
+
+
+# ---- a person at a served unit, the CLI in another process ----
+
+class _PortWithAPerson:
+    """A served unit's pty with a second descriptor: a pipe on which the test, reading the CLI's
+    output, says when the person presses. The press is scheduled in the server's own thread (the
+    unit's clock belongs to it), 3.5 s of the unit's time after the word came: after green."""
+
+    def __init__(self, device):
+        from emulator.serve import PtyPort
+
+        class Port(PtyPort):
+            def read_fds(port):
+                return [port.master, self.said]
+
+            def on_readable(port, fd):
+                if fd != self.said:
+                    return PtyPort.on_readable(port, fd)
+                if os.read(fd, 64):
+                    device.physical_input(device.now() + 3_500_000, cat.UNITS["showdown"].inputs["paddle_a"],
+                                          PRESS, 0)
+                return b""
+
+        self.said, self.say = os.pipe()
+        self.port = Port()
+
+
+def test_unohil_run_attended_in_another_process_is_answered_by_a_press_on_the_served_unit(tmp_path):
+    """The served unit on the real clock, the CLI in a process of its own: the PROMPT line comes on its
+    stdout as the wait starts (flushed: the pipe is read line by line), the person's press on the
+    unit's own paddle answers it, and the verdict counts the reaction from it."""
+    import subprocess
+    import threading
+    from emulator.clock import RealClock
+    from emulator.device import Device
+    from emulator.serve import Server
+    clock = RealClock()
+    device = Device("showdown", clock, seed=1)
+    server = Server(clock)
+    person = _PortWithAPerson(device)
+    server.add(device, person.port)
+    device.start()
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    path = tmp_path / "bench.yaml"
+    path.write_text(green("verdict: {loser: b, reason: first_press, reaction_a_us: {min: 1, max: 3000000}}"))
+    proc = subprocess.Popen([sys.executable, "-m", "harness.cli", "run", str(path), "--attended", "--format", "lines",
+                             "--device", person.port.name, "--json", str(tmp_path / "r.json")],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT)
+    try:
+        first = proc.stdout.readline()
+        assert first == "PROMPT press A on green: press paddle A when the light turns green\n", proc.stderr.read()
+        os.write(person.say, b"press\n")
+        rest = proc.stdout.read()
+        assert proc.wait(timeout=60) == 0, rest + proc.stderr.read()
+    finally:
+        proc.kill()
+        server.stop()
+        thread.join(timeout=5)
+        server.close()
+        os.close(person.say)
+        os.close(person.said)
+    (race,) = json.loads((tmp_path / "r.json").read_text())["scenarios"][0]["results"]
+    reaction = race["verdicts"][0]["reaction_a_us"]
+    assert rest.splitlines()[0] == f"ANSWERED press A on green: paddle_a pressed {duration(reaction)} after green"
