@@ -388,3 +388,83 @@ def test_unohil_run_attended_in_another_process_is_answered_by_a_press_on_the_se
     (race,) = json.loads((tmp_path / "r.json").read_text())["scenarios"][0]["results"]
     reaction = race["verdicts"][0]["reaction_a_us"]
     assert rest.splitlines()[0] == f"ANSWERED press A on green: paddle_a pressed {duration(reaction)} after green"
+
+
+# ---- players by role in a prompt ----
+
+FLASH = """
+- name: the current player ends their turn
+  unit: flash
+  steps:
+    - press: player_0
+      at: start + 1000
+    - press: player_2
+    - press: play_pause
+      at: previous + 1000
+    - release: play_pause
+      at: previous + 10000
+    - wait_for: {FL_TURN_END: {player: current}}
+      prompt: "player {current} (button {current + 1}): end your turn; player {opponent_1} waits"
+      timeout: 3000000
+  expect:
+    events: [{FL_TURN_END: {turn: 1}}]
+"""
+
+
+def test_a_prompt_names_the_players_in_their_roles_when_the_wait_starts():
+    (sc,) = loads(FLASH, "bench.yaml")
+    with Driver.open("emu://flash?clock=virtual") as d:
+        dev = d.link.device
+
+        class Current(Person):
+            def shown(self, prompt):
+                self.prompts.append(prompt)
+                current = int(prompt.text.split()[1])
+                dev.physical_input(prompt.since_dev_us + 700_000, cat.UNITS["flash"].inputs[f"player_{current}"],
+                                   PRESS, 0)
+        person = Current(dev, "flash", None)
+        res = Runner(d, attended=True, prompts=person).run(sc)
+    assert res.status is Outcome.PASS, [r.failures for r in res.races]
+    selected = next(f.msg.player for f in res.races[0].frames if f.msg.NAME == "FL_SELECTED")
+    other = 2 - selected
+    assert person.prompts[0].text == (f"player {selected} (button {selected + 1}): end your turn; "
+                                      f"player {other} waits")
+    assert person.answers[0].text == "FL_TURN_END 710 ms after selected"     # selected at the PLAY press
+
+
+def test_a_prompt_names_roles_only_once_a_game_has_started_and_only_those_it_has():
+    early = FLASH.replace("    - press: player_2\n", "    - wait_for: {FL_REGISTERED: {count: 1}}\n"
+                                                 "      prompt: \"player {current}\"\n      timeout: 1000\n"
+                                                 "    - press: player_2\n      at: previous + 1000\n", 1)
+    assert problems(early) == ["t.yaml:8:15: steps[1].prompt: names current before any step starts a game "
+                               "(a press of play_pause): before the unit's first selection nobody plays"]
+    assert problems(FLASH.replace("{opponent_1} waits", "{opponent_2} waits")) == [
+        "t.yaml:13:15: steps[4].prompt: 'opponent_2': the scenario registers 2 player(s) (player_0, player_2), "
+        "so its game has 1 opponent (opponent_1)"]
+
+
+def test_the_prompt_is_shown_when_the_wait_starts_on_the_units_clock_not_when_the_runner_gets_there():
+    text = """
+- name: a prompt after five seconds
+  unit: launcher
+  steps:
+    - wait: start + 5000000
+    - wait_for: {INPUT_SEEN: {input: button, action: press}}
+      prompt: "press the button"
+      timeout: 1000000
+  expect:
+    events: [LA_DING]
+"""
+    (sc,) = loads(text, "bench.yaml")
+    with Driver.open("emu://launcher?clock=virtual") as d:
+        dev = d.link.device
+
+        class Watching(Person):
+            def shown(self, prompt):
+                self.shown_at = dev.now()
+                super().shown(prompt)
+        person = Watching(dev, "launcher", "button", 1000)
+        res = Runner(d, attended=True, prompts=person).run(sc)
+    assert res.status is Outcome.PASS
+    prompt = person.prompts[0]
+    assert prompt.since_dev_us == prompt.start_dev_us + 5_000_000 and person.shown_at >= prompt.since_dev_us

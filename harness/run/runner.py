@@ -450,7 +450,12 @@ class Runner:
         and says how it ended."""
         if step.prompt is None:
             return self._await(step, previous, since, events, sc, env, "")[0]
-        prompt = Prompt(sc.name, str(sc.file), step.line, env["race"], self.d.url, step.prompt.name(env),
+        # the prompt is shown when the wait starts on the unit's clock (in test mode the runner gets
+        # here as soon as the steps before it are scheduled), and names the players of the game then
+        self._wait_time(previous, events)
+        self._frontier = max(self._frontier, previous)
+        text = step.prompt.name(env | self._players_named(step, previous, events))
+        prompt = Prompt(sc.name, str(sc.file), step.line, env["race"], self.d.url, text,
                         step.awaited.text, previous, self._race_ref.start_dev_us, expr.evaluate(step.timeout, env))
         log.info("%s: %r race %d waits for a person: %s", self.d.name, sc.name, env["race"], prompt.text)
         if self.prompts is not None:
@@ -467,6 +472,22 @@ class Runner:
         finally:
             if self.prompts is not None:
                 self.prompts.answered(answer)
+
+    def _players_named(self, step: Step, t: int, events: list[Frame]) -> dict[str, int]:
+        """The button of each role a prompt names, in the game at device time t (heard up to then)."""
+        facts = UNITS[self.d.kind].roles
+        used = step.prompt.names() & set(rl.role_words(facts)) if facts is not None else set()
+        if not used:
+            return {}
+        self.d.confirm_events(events)
+        roles = rl.at_time(facts, events, t)
+        buttons = {r: roles.button(r) if roles is not None else None for r in used}
+        missing = sorted(r for r, b in buttons.items() if b is None)
+        if missing:
+            raise _Missing(f"{self._file}:{step.line}: the prompt of the step at line {step.line} names "
+                           f"{', '.join(missing)}, but the game has no such player when the wait starts: "
+                           + (roles.describe() if roles is not None else "the unit reported no game"))
+        return buttons
 
     def _await(self, step: Step, previous: int, since: int, events: list[Frame], sc: Scenario, env: dict,
                said: str) -> tuple[int, Frame | None]:

@@ -783,9 +783,11 @@ def _template(v: _Validator, node: yaml.Node, key: str, text: str, unit: UnitVoc
 
 
 def _braced(v: _Validator, node: yaml.Node, key: str, text: str, names: set[str], may_use: str,
-            races: list[dict[str, int]], counts: list[int], check) -> NameTemplate | None:
+            races: list[dict[str, int]], counts: list[int], check, known_later: dict | None = None
+            ) -> NameTemplate | None:
     """Text with expressions in braces over names, worked out for every race and every repetition of
-    the step (counts: per race); check(env, rep, reps, result) says what is wrong with a result, or None."""
+    the step (counts: per race); check(env, rep, reps, result) says what is wrong with a result, or None.
+    known_later: names whose values come at run time, given a stand-in value to work the text out with."""
     parts: list = []
     pos = 0
     for m in _BRACES.finditer(text):
@@ -821,7 +823,7 @@ def _braced(v: _Validator, node: yaml.Node, key: str, text: str, names: set[str]
     for env, n in zip(races, counts):
         for k in range(n):
             try:
-                problem = check(env, k, n, template.name(env | {REP: k}))
+                problem = check(env, k, n, template.name((known_later or {}) | env | {REP: k}))
             except expr.ExprError as exc:
                 problem = f"{text!r} (with {_env_text(env)}): {exc}"
             if problem is not None:
@@ -830,18 +832,29 @@ def _braced(v: _Validator, node: yaml.Node, key: str, text: str, names: set[str]
     return template
 
 
-def _prompt(v: _Validator, node: yaml.Node, key: str, variables: set[str],
-            races: list[dict[str, int]]) -> NameTemplate | None:
-    """A wait for a person's text: not empty, with expressions of the sweep variables and race in braces."""
+def _prompt(v: _Validator, node: yaml.Node, key: str, unit: UnitVocab | None, variables: set[str],
+            races: list[dict[str, int]], started: bool) -> NameTemplate | None:
+    """A wait for a person's text: not empty, with expressions in braces of the sweep variables, race
+    and (Flash) the roles, each a player's button number at the wait's start ('player {current}')."""
     text = v.text(node, key)
     if text is None:
         return None
     if not text.strip():
         v.err(node, key, "is empty; say what the person is to do ('press paddle A when the light turns green')")
         return None
-    return _braced(v, node, key, text, variables | {"race"},
-                   f"the sweep variables ({', '.join(sorted(variables - {'race'})) or 'none'}) and race",
-                   races, [1] * len(races), lambda *_: None)
+    roles = set(rl.role_words(unit.roles)) if unit is not None and unit.roles is not None else set()
+    template = _braced(v, node, key, text, variables | {"race"} | roles,
+                       f"the sweep variables ({', '.join(sorted(variables - {'race'})) or 'none'}) and race"
+                       + (", and the roles (current, opponent_1, ...)" if roles else ""),
+                       races, [1] * len(races), lambda *_: None, {r: 0 for r in roles})
+    used = sorted(template.names() & roles) if template is not None else []
+    problems = [p for r in used if (p := rl.role_problem(r, unit.roles, mask=False, players=v.players)) is not None]
+    if used and not started:
+        problems.append(f"names {', '.join(used)} before any step starts a game (a press of "
+                        f"{unit.roles.started_by}): before the unit's first selection nobody plays")
+    for p in problems:
+        v.err(node, key, p)
+    return None if problems else template
 
 
 def _count(v: _Validator, node: yaml.Node, key: str, variables: set[str], races: list[dict[str, int]]):
@@ -975,7 +988,7 @@ def _step(v: _Validator, node: yaml.Node, key: str, unit: UnitVocab | None, vari
                 v.err(m["on_timeout"][1], f"{key}.on_timeout", "must be 'fail' (the race fails, naming the event) "
                                                               "or 'continue' (the steps after it go on)")
         if "prompt" in m:
-            prompt = _prompt(v, m["prompt"][1], f"{key}.prompt", variables, races)
+            prompt = _prompt(v, m["prompt"][1], f"{key}.prompt", unit, variables, races, started)
             awaited = _persons(v, av, akey, awaited)
             if "timeout" not in m:
                 v.err(m["prompt"][0], f"{key}.timeout", "a wait for a person needs 'timeout': how long the person "
@@ -1062,7 +1075,7 @@ def _persons(v: _Validator, node: yaml.Node, key: str, awaited: EventPattern | N
             v.err(at, f"{key}.INPUT_SEEN.source", f"a wait for a person is answered by a physical edge "
                                                     f"(source physical), not {source.describe()}")
             return None
-    shown = ", ".join(f"{k} {m.describe()}" for k, m in fields.items())
+    shown = ", ".join(f"{k} {m.label}" for k, m in fields.items())
     return EventPattern(awaited.name, fields, f"{awaited.name} ({shown})" if shown else awaited.name)
 
 

@@ -128,6 +128,10 @@ class NameTemplate:
     def name(self, env: dict[str, int]) -> str:
         return "".join(p if isinstance(p, str) else str(expr.evaluate(p, env)) for p in self.parts)
 
+    def names(self) -> set[str]:
+        """The names its expressions use (variables, race, rep, a prompt's roles)."""
+        return {n for p in self.parts if not isinstance(p, str) for n in expr.names(p)}
+
 
 @dataclass
 class Step:
