@@ -54,7 +54,8 @@ GREEN = showdown("press A on green", """\
   expect:
     EXPECT
 """)
-WINS = "verdict: {loser: b, reason: first_press, reaction_a_us: 182114, press_a_us: green + 182114}"
+WINS = """verdict: {loser: b, reason: first_press, reaction_a_us: 182114, press_a_us: green + 182114}
+    reaction: {a: 182114}"""
 
 
 def green(expect: str = WINS, on_timeout: str = "") -> str:
@@ -468,3 +469,9 @@ def test_the_prompt_is_shown_when_the_wait_starts_on_the_units_clock_not_when_th
     assert res.status is Outcome.PASS
     prompt = person.prompts[0]
     assert prompt.since_dev_us == prompt.start_dev_us + 5_000_000 and person.shown_at >= prompt.since_dev_us
+
+
+def test_the_unattended_library_never_waits_for_a_person():
+    """The default run (the library, in CI) stays unattended: prompts belong in fixtures/attended."""
+    from harness.scenarios.library import library_paths
+    assert not [sc.id for sc in load_paths(library_paths()) if sc.attended]
