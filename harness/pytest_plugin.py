@@ -26,6 +26,7 @@ from _pytest._code.code import ExceptionChainRepr, ReprFileLocation, ReprTraceba
 from harness.errors import HarnessError, ScenarioError
 from harness.outcome import Outcome
 from harness.run.pool import DevicePool
+from harness.run.prompts import Answer, Prompt, answer_line, prompt_line
 from harness.run.results import ScenarioResult, failure_lines
 from harness.run.runner import Runner
 from harness.scenarios.load import load_file, loads
@@ -63,6 +64,9 @@ def pytest_addoption(parser):
     group.addoption("--hil-outage-budget", type=parse_budget, default=DEFAULT_BUDGET_US, metavar="TIME",
                     help="how long a lost link is waited for before the races after it become link errors "
                          "(30s, 500ms, 2min; default 30s)")
+    group.addoption("--hil-attended", action="store_true",
+                    help="a person is at the unit: run the scenarios that wait for one, their prompts shown on "
+                         "the terminal (`unohil run --attended`); without it they are skipped")
     group.addoption("--hil-pattern", action="append", dest="hil_scenarios", help=argparse.SUPPRESS)  # deprecated
     parser.addini("hil_scenarios", "paths or globs (from the rootdir) of uno-hil scenario files; none by default",
                   type="linelist", default=[])
@@ -231,7 +235,8 @@ class ScenarioItem(pytest.Item):
         pool: DevicePool = self.config._unohil_pool
         driver = pool.get(self.scenario.unit)
         runner = Runner(driver, host_timed=self.config.getoption("--hil-host-timed"),
-                        outage=Outage(self.config.getoption("--hil-outage-budget")))
+                        outage=Outage(self.config.getoption("--hil-outage-budget")),
+                        attended=self.config.getoption("--hil-attended"), prompts=_TerminalPrompts(self.config))
         res = runner.run(self.scenario)
         self.user_properties.append(("device", res.device))
         for key, stats in res.latency_summary().items():
@@ -254,6 +259,26 @@ class ScenarioItem(pytest.Item):
 
     def reportinfo(self):
         return self.path, self.scenario.line - 1, f"scenario: {self.name}"
+
+
+class _TerminalPrompts:
+    """A wait for a person's prompt, on pytest's terminal (not captured): a line as the wait starts, one
+    as it ends."""
+
+    def __init__(self, config):
+        self.reporter = config.pluginmanager.get_plugin("terminalreporter")
+
+    def shown(self, prompt: Prompt) -> None:
+        self._say(prompt_line(prompt))
+
+    def answered(self, answer: Answer) -> None:
+        self._say(answer_line(answer))
+
+    def _say(self, line: str) -> None:
+        if self.reporter is not None:
+            self.reporter.ensure_newline()
+            self.reporter.write_line(line)
+            self.reporter.flush()
 
 
 @pytest.hookimpl(tryfirst=True)

@@ -41,6 +41,9 @@ def add_parser(sub) -> None:
     p.add_argument("--rig", metavar="URL",
                    help="rig mode: the presses go through this rig wired to the one --device, at rig times "
                         "(SPEC 13); emurig://?OPTIONS wires an emulated rig to an emulated unit (docs/rig.md)")
+    p.add_argument("--attended", action="store_true",
+                   help="a person is at the unit: run the scenarios that wait for one (a wait_for with a prompt, "
+                        "shown here); without it they are skipped")
     p.add_argument("-q", "--quiet", action="store_true",
                    help="no results table or per-scenario lines: only the link health, the failures and the totals")
     _add_format_arguments(p)
@@ -151,7 +154,8 @@ class _Run:
             outage = Outage(self.args.outage_budget,
                             say=lambda text: self.console.print(text, markup=False, highlight=False))
             runners = {kind: [Runner(d, host_timed=self.args.host_timed, stop=self.stop.reason, outage=outage,
-                                     progress=live.race_done) for d in ds]
+                                     progress=live.race_done, attended=self.args.attended, prompts=live)
+                           for d in ds]
                        for kind, ds in by_kind.items()}
 
             def work(runner: Runner, sc) -> ScenarioResult | None:

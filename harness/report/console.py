@@ -21,6 +21,7 @@ from rich.text import Text
 
 from harness.session.health import LinkHealth
 from harness.outcome import Outcome, tally
+from harness.run.prompts import Answer, Prompt, answer_line, prompt_line
 from harness.run.results import ScenarioResult, failure_lines
 from harness.scenarios.units import UNITS
 from harness.text import duration, printable
@@ -165,9 +166,10 @@ class LiveReport:
         self._lock = threading.Lock()
         self._started = self._last = clock()
         self._bar = None
+        self._prompts: dict[int, Text] = {}     # the prompts waiting for a person (rich: above the bar)
         if fmt == "rich" and not quiet and console.is_terminal:
-            self._bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                                 TimeElapsedColumn(), console=console, transient=True)
+            self._bar = _PromptedProgress(self._prompts, TextColumn("{task.description}"), BarColumn(),
+                                          MofNCompleteColumn(), TimeElapsedColumn(), console=console, transient=True)
             self._task = self._bar.add_task("races", total=races)
 
     def __enter__(self) -> "LiveReport":
@@ -198,12 +200,52 @@ class LiveReport:
             if self.fmt == "lines" and not self.quiet:
                 self.console.print(scenario_line(res), soft_wrap=True)
 
+    # A wait for a person (harness/run/prompts.py): shown where the person sees it, even with -q. On the
+    # rich display a highlighted line above the bar until the wait ends; elsewhere one line each way,
+    # flushed at once (the person, or a program standing in for one, reads it as it comes).
+
+    def shown(self, prompt: Prompt) -> None:
+        with self._lock:
+            if self._bar is not None:
+                self._prompts[id(prompt)] = Text(f" {prompt_line(prompt)} ", style="bold black on yellow")
+                self._bar.refresh()
+            else:
+                self._say(prompt_line(prompt))
+
+    def answered(self, answer: Answer) -> None:
+        with self._lock:
+            line = answer_line(answer)
+            if self._bar is not None:
+                self._prompts.pop(id(answer.prompt), None)
+                word, rest = line.split(" ", 1)
+                self.console.print(Text.assemble((word, "green" if answer.frame is not None else "red"), f" {rest}",
+                                                 f" ({printable(answer.prompt.text)})"), soft_wrap=True)
+                self._bar.refresh()
+            else:
+                self._say(line)
+
+    def _say(self, line: str) -> None:
+        self.console.print(line, soft_wrap=True, markup=False, highlight=False)
+        self.console.file.flush()
+
     def _progress_line(self) -> None:
         now = self.clock()
         self._last = now
         self.console.print(f"progress: {self.races}/{self.total_races} races, {self.scenarios}/"
                            f"{self.total_scenarios} scenarios done, {self.failed} not passed, "
                            f"{elapsed_text(now - self._started)} elapsed", soft_wrap=True, highlight=False)
+
+
+class _PromptedProgress(Progress):
+    """The progress bar, with the prompts waiting for a person above it."""
+
+    def __init__(self, prompts: dict[int, Text], *columns, **kw):
+        self.prompts = prompts          # before Progress's own __init__, which renders once
+        super().__init__(*columns, **kw)
+
+    def get_renderables(self):
+        yield from list(self.prompts.values())
+        yield from super().get_renderables()
 
 
 def print_summary(console: Console, fmt: str, results: list[ScenarioResult], health: LinkHealth, *,

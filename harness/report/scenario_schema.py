@@ -147,7 +147,9 @@ def _step(unit: UnitVocab) -> dict:
               "every": _duration(), "for": _duration(), "expect": {"enum": ["acted", "reported", "refused"]},
               "error": {"enum": list(cat.ENUM_VALUES["error"])},
               "value": {"type": "integer", "minimum": 0, "maximum": 255},
-              "until": _pattern(unit), "timeout": _duration(), "on_timeout": {"enum": ["fail", "continue"]}}
+              "until": _pattern(unit), "timeout": _duration(), "on_timeout": {"enum": ["fail", "continue"]},
+              "prompt": {"type": "string", "minLength": 1,
+                         "description": "wait_for: a wait for a person, shown this text (docs/scenarios.md)"}}
     assert set(common) == STEP_COMMON and set(actions) == set(STEP_ACTIONS)
     mine = [a for a in STEP_ACTIONS if a in unit.steps]
     return {"type": "object", "additionalProperties": False,

@@ -21,6 +21,7 @@ from protocol import Frame, catalogue as cat
 from harness.errors import DeviceReset, HarnessError, LateStimulus, LinkError, Nak, ScheduleError, WaitTimeout
 from harness.outcome import Outcome, worst
 from harness.run.judge import Anchors, compare_races, judge, pattern_matches
+from harness.run.prompts import Answer, Prompt, PromptHook, answer_text
 from harness.run.results import RaceResult, ScenarioResult
 from harness.scenarios import expr, roles as rl
 from harness.scenarios.model import REP, RoleMatcher, Scenario, Step, TimeMatcher
@@ -58,8 +59,11 @@ class Runner:
 
     def __init__(self, driver: Driver, *, host_timed: bool = False,
                  progress: Callable[[Scenario, int], None] | None = None,
-                 stop: Callable[[], str | None] | None = None, outage: Outage | None = None):
+                 stop: Callable[[], str | None] | None = None, outage: Outage | None = None,
+                 attended: bool = False, prompts: PromptHook | None = None):
         self.d = driver
+        self.attended = attended    # a person is at the unit: scenarios that wait for one run
+        self.prompts = prompts      # shows their prompts (None: a person who needs none, e.g. a test)
         self.host_timed = host_timed or not driver.has_cap("test_mode")
         self.progress = progress
         self.stop = stop        # between races: why to stop now (a signal), or None to go on
@@ -121,6 +125,8 @@ class Runner:
         d = self.d
         if d.kind != sc.unit:
             return f"{d.url} is a {d.kind} unit, the scenario needs {sc.unit}", True
+        if sc.attended and not self.attended:
+            return "waits for a person (--attended)", True
         unmet = [need for need in sc.needs if d.has_cap(need.removeprefix("no ")) == need.startswith("no ")]
         if unmet:
             # written for another form of the unit (SD-11's two kinds of tie), or for a capability
@@ -440,12 +446,58 @@ class Runner:
         """A wait_for step: the time of the first matching event at or after the previous step's time;
         one that does not come within the timeout (from previous; by default the unit's bound for it
         after the latest step) fails the race saying what was waited for, or with on_timeout: continue
-        the steps after it go on from previous + timeout."""
+        the steps after it go on from previous + timeout. A wait for a person shows its prompt first
+        and says how it ended."""
+        if step.prompt is None:
+            return self._await(step, previous, since, events, sc, env, "")[0]
+        # the prompt is shown when the wait starts on the unit's clock (in test mode the runner gets
+        # here as soon as the steps before it are scheduled), and names the players of the game then
+        self._wait_time(previous, events)
+        self._frontier = max(self._frontier, previous)
+        text = step.prompt.name(env | self._players_named(step, previous, events))
+        prompt = Prompt(sc.name, str(sc.file), step.line, env["race"], self.d.url, text,
+                        step.awaited.text, previous, self._race_ref.start_dev_us, expr.evaluate(step.timeout, env))
+        log.info("%s: %r race %d waits for a person: %s", self.d.name, sc.name, env["race"], prompt.text)
+        if self.prompts is not None:
+            self.prompts.shown(prompt)
+        answer = Answer(prompt, None, f"not answered: the race was cut short waiting for {prompt.awaited}")
+        try:
+            t, f = self._await(step, previous, since, events, sc, env, f", prompt {prompt.text!r}")
+            answer = Answer(prompt, f, answer_text(f, events, sc.unit, prompt.start_dev_us) if f is not None else
+                            f"not answered within {duration(prompt.timeout_us)}: no {prompt.awaited}")
+            return t
+        except _Missing:
+            answer = Answer(prompt, None, f"not answered within {duration(prompt.timeout_us)}: no {prompt.awaited}")
+            raise
+        finally:
+            if self.prompts is not None:
+                self.prompts.answered(answer)
+
+    def _players_named(self, step: Step, t: int, events: list[Frame]) -> dict[str, int]:
+        """The button of each role a prompt names, in the game at device time t (heard up to then)."""
+        facts = UNITS[self.d.kind].roles
+        used = step.prompt.names() & set(rl.role_words(facts)) if facts is not None else set()
+        if not used:
+            return {}
+        self.d.confirm_events(events)
+        roles = rl.at_time(facts, events, t)
+        buttons = {r: roles.button(r) if roles is not None else None for r in used}
+        missing = sorted(r for r, b in buttons.items() if b is None)
+        if missing:
+            raise _Missing(f"{self._file}:{step.line}: the prompt of the step at line {step.line} names "
+                           f"{', '.join(missing)}, but the game has no such player when the wait starts: "
+                           + (roles.describe() if roles is not None else "the unit reported no game"))
+        return buttons
+
+    def _await(self, step: Step, previous: int, since: int, events: list[Frame], sc: Scenario, env: dict,
+               said: str) -> tuple[int, Frame | None]:
+        """The wait of a wait_for step: the time it ends and the event that ended it (None: on_timeout
+        continue ran out)."""
         pattern = step.awaited
         f = self._matching(pattern, events, previous)
         if f is not None:
-            return f.dev_us
-        what = f"{pattern.text} (wait_for of the step at line {step.line})"
+            return f.dev_us, f
+        what = f"{pattern.text} (wait_for of the step at line {step.line}{said})"
         if step.timeout is None:
             until = self._until(sc, pattern.name, since)
         else:
@@ -461,13 +513,13 @@ class Runner:
                     f = None
                 if f is not None and f.dev_us <= previous + timeout:
                     self._frontier = max(self._frontier, f.dev_us)
-                    return f.dev_us
+                    return f.dev_us, f
                 self._wait_time(previous + timeout, events)
                 self._frontier = max(self._frontier, previous + timeout)
-                return previous + timeout
+                return previous + timeout, None
         f = self._wait_event(lambda f: f.dev_us >= previous and self._fits(pattern, f, events), until, what, events)
         self._frontier = max(self._frontier, f.dev_us)
-        return f.dev_us
+        return f.dev_us, f
 
     def _set_config(self, step: Step, t: int, events: list[Frame], race: RaceResult) -> None:
         """A config step: CONFIG_SET of its parameters once the device clock reaches its time (a host

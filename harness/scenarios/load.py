@@ -52,7 +52,7 @@ LATENCY_METRICS = ("device_us", "inherent_us", "processing_us", "host_us", "host
 TAG_FORM = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]*")     # a word that -k and -m (as a hil_ marker) can name
 TOP_KEYS = {"name", "unit", "description", "tags", "covers", "seed", "config", "repeat", "sweep", "steps",
             "expect", "end", "timeout_us", "timing", "needs", "physical", "compare"}
-STEP_COMMON = {"at", "times", "every", "expect", "error", "value", "for", "until", "timeout", "on_timeout"}
+STEP_COMMON = {"at", "times", "every", "expect", "error", "value", "for", "until", "timeout", "on_timeout", "prompt"}
 #: The step words (docs/scenarios.md, Steps): stimuli, waits, and changes of configuration and switches.
 STEP_ACTIONS = ("load", "unload", "press", "release", "hold", "speed", "power", "door", "wait", "wait_for",
                 "config", "physical")
@@ -599,7 +599,7 @@ def _worked_out(v: _Validator, node: yaml.Node, key: str, source: str, text: str
     unknown = expr.names(tree) - variables - {"race"}
     if unknown:
         v.err(node, key, f"unknown name(s) {', '.join(sorted(unknown))} in {text!r}; sweep variables: "
-                         f"{', '.join(sorted(variables - {'race'})) or 'none'}")
+                         f"{', '.join(sorted(variables)) or 'none'}")
         return None
     values = _values(v, node, key, tree, text, races)
     return None if values is None else (tree, values)
@@ -772,6 +772,22 @@ def _template(v: _Validator, node: yaml.Node, key: str, text: str, unit: UnitVoc
               races: list[dict[str, int]], counts: list[int]) -> NameTemplate | None:
     """An input name with expressions in braces, worked out (and checked to name an input of the unit)
     for every race of the sweep and every repetition of the step."""
+    def check(env: dict[str, int], k: int, n: int, name: str) -> str | None:
+        if name in unit.inputs:
+            return None
+        return (f"{text!r} is {name!r} (with {_env_text(env)}{f', rep={k}' if n > 1 else ''}), "
+                f"not an input of the {unit.kind} unit; it has: {', '.join(unit.inputs)}")
+    return _braced(v, node, key, text, variables | {"race", REP},
+                   f"the sweep variables ({', '.join(sorted(variables - {'race'})) or 'none'}), race and rep (the repetition)",
+                   races, counts, check)
+
+
+def _braced(v: _Validator, node: yaml.Node, key: str, text: str, names: set[str], may_use: str,
+            races: list[dict[str, int]], counts: list[int], check, known_later: dict | None = None
+            ) -> NameTemplate | None:
+    """Text with expressions in braces over names, worked out for every race and every repetition of
+    the step (counts: per race); check(env, rep, reps, result) says what is wrong with a result, or None.
+    known_later: names whose values come at run time, given a stand-in value to work the text out with."""
     parts: list = []
     pos = 0
     for m in _BRACES.finditer(text):
@@ -785,10 +801,9 @@ def _template(v: _Validator, node: yaml.Node, key: str, text: str, unit: UnitVoc
         except expr.ExprError as exc:
             v.err(node, key, f"{{{inner}}} in {text!r}: {exc}")
             return None
-        unknown = expr.names(tree) - variables - {"race", REP}
+        unknown = expr.names(tree) - names
         if unknown:
-            v.err(node, key, f"unknown name(s) {', '.join(sorted(unknown))} in {text!r}; it may use the sweep "
-                             f"variables ({', '.join(sorted(variables)) or 'none'}), race and rep (the repetition)")
+            v.err(node, key, f"unknown name(s) {', '.join(sorted(unknown))} in {text!r}; it may use {may_use}")
             return None
         parts.append(tree)
         pos = m.end()
@@ -808,15 +823,38 @@ def _template(v: _Validator, node: yaml.Node, key: str, text: str, unit: UnitVoc
     for env, n in zip(races, counts):
         for k in range(n):
             try:
-                name = template.name(env | {REP: k})
+                problem = check(env, k, n, template.name((known_later or {}) | env | {REP: k}))
             except expr.ExprError as exc:
-                v.err(node, key, f"{text!r}: {exc}")
-                return None
-            if name not in unit.inputs:
-                v.err(node, key, f"{text!r} is {name!r} (with {_env_text(env)}{f', rep={k}' if n > 1 else ''}), "
-                                 f"not an input of the {unit.kind} unit; it has: {', '.join(unit.inputs)}")
+                problem = f"{text!r} (with {_env_text(env)}): {exc}"
+            if problem is not None:
+                v.err(node, key, problem)
                 return None
     return template
+
+
+def _prompt(v: _Validator, node: yaml.Node, key: str, unit: UnitVocab | None, variables: set[str],
+            races: list[dict[str, int]], started: bool) -> NameTemplate | None:
+    """A wait for a person's text: not empty, with expressions in braces of the sweep variables, race
+    and (Flash) the roles, each a player's button number at the wait's start ('player {current}')."""
+    text = v.text(node, key)
+    if text is None:
+        return None
+    if not text.strip():
+        v.err(node, key, "is empty; say what the person is to do ('press paddle A when the light turns green')")
+        return None
+    roles = set(rl.role_words(unit.roles)) if unit is not None and unit.roles is not None else set()
+    template = _braced(v, node, key, text, variables | {"race"} | roles,
+                       f"the sweep variables ({', '.join(sorted(variables - {'race'})) or 'none'}) and race"
+                       + (", and the roles (current, opponent_1, ...)" if roles else ""),
+                       races, [1] * len(races), lambda *_: None, {r: 0 for r in roles})
+    used = sorted(template.names() & roles) if template is not None else []
+    problems = [p for r in used if (p := rl.role_problem(r, unit.roles, mask=False, players=v.players)) is not None]
+    if used and not started:
+        problems.append(f"names {', '.join(used)} before any step starts a game (a press of "
+                        f"{unit.roles.started_by}): before the unit's first selection nobody plays")
+    for p in problems:
+        v.err(node, key, p)
+    return None if problems else template
 
 
 def _count(v: _Validator, node: yaml.Node, key: str, variables: set[str], races: list[dict[str, int]]):
@@ -882,7 +920,7 @@ def _step(v: _Validator, node: yaml.Node, key: str, unit: UnitVocab | None, vari
     counted = _count(v, m["times"][1], f"{key}.times", variables, races) if "times" in m else None
     times_tree, counts = counted if counted is not None else (expr.parse("1"), [1] * len(races))
     for word, allowed in (("until", STIMULUS_ACTIONS),
-                          ("timeout", {"wait_for"}), ("on_timeout", {"wait_for"})) + tuple(
+                          ("timeout", {"wait_for"}), ("on_timeout", {"wait_for"}), ("prompt", {"wait_for"})) + tuple(
                               (word, all_actions - {"wait_for", "config"}) for word in ("times", "every")):
         if word in m and action not in allowed:
             v.err(m[word][0], f"{key}.{word}", f"goes with a step of {', '.join(sorted(allowed))}, not {action!r}")
@@ -893,7 +931,7 @@ def _step(v: _Validator, node: yaml.Node, key: str, unit: UnitVocab | None, vari
     value = 0
     roles: list[str] = []
     names: list[NameTemplate] = []
-    awaited = timeout = None
+    awaited = timeout = prompt = None
     on_timeout = "fail"
     config: dict[str, int] = {}
     switches: dict[str, str] = {}
@@ -949,8 +987,12 @@ def _step(v: _Validator, node: yaml.Node, key: str, unit: UnitVocab | None, vari
             if on_timeout not in ("fail", "continue"):
                 v.err(m["on_timeout"][1], f"{key}.on_timeout", "must be 'fail' (the race fails, naming the event) "
                                                               "or 'continue' (the steps after it go on)")
-        elif "timeout" not in m:
-            pass        # the unit's own bound for the event; not coming in it fails the race
+        if "prompt" in m:
+            prompt = _prompt(v, m["prompt"][1], f"{key}.prompt", unit, variables, races, started)
+            awaited = _persons(v, av, akey, awaited)
+            if "timeout" not in m:
+                v.err(m["prompt"][0], f"{key}.timeout", "a wait for a person needs 'timeout': how long the person "
+                                                        "is given, in us (the unit's rules give no bound for them)")
     elif action == "config" and unit is not None:
         edge = "none"
         config = _step_config(v, av, akey, unit, running if running is not None else {})
@@ -1010,7 +1052,31 @@ def _step(v: _Validator, node: yaml.Node, key: str, unit: UnitVocab | None, vari
     return Step(action=action, input=input_no, action_edge=edge, value=value, at=at, times=times_tree,
                 every=every, hold_for=hold_for, expect=expect, error=error, line=node.start_mark.line + 1,
                 text=f"{action} {shown}".strip(), roles=tuple(roles), names=tuple(names), until=until,
-                awaited=awaited, timeout=timeout, on_timeout=on_timeout, config=config, switches=switches)
+                awaited=awaited, timeout=timeout, on_timeout=on_timeout, config=config, switches=switches,
+                prompt=prompt)
+
+
+_PHYSICAL = cat.ENUM_VALUES["input_source"]["physical"]
+
+
+def _persons(v: _Validator, node: yaml.Node, key: str, awaited: EventPattern | None) -> EventPattern | None:
+    """The event a person's wait is answered by: an INPUT_SEEN is of a physical edge (implied, or said),
+    never one the host sent; named with its fields, for the prompt's messages."""
+    if awaited is None:
+        return None
+    fields = dict(awaited.fields)
+    if awaited.name == "INPUT_SEEN":
+        source = fields.get("source")
+        if source is None:
+            fields["source"] = Matcher("eq", (_PHYSICAL,), label="physical")
+        elif not isinstance(source, Matcher) or source.kind != "eq" or source.values != (_PHYSICAL,):
+            fields_node = node.value[0][1]          # {INPUT_SEEN: {..., source: X}}: the fields, then X
+            at = next(vn for kn, vn in fields_node.value if kn.value == "source")
+            v.err(at, f"{key}.INPUT_SEEN.source", f"a wait for a person is answered by a physical edge "
+                                                    f"(source physical), not {source.describe()}")
+            return None
+    shown = ", ".join(f"{k} {m.label}" for k, m in fields.items())
+    return EventPattern(awaited.name, fields, f"{awaited.name} ({shown})" if shown else awaited.name)
 
 
 _NONE = {"u8": cat.NONE_U8, "u16": cat.NONE_U16, "u32": cat.NONE_U32, "i32": cat.NONE_I32}

@@ -128,6 +128,10 @@ class NameTemplate:
     def name(self, env: dict[str, int]) -> str:
         return "".join(p if isinstance(p, str) else str(expr.evaluate(p, env)) for p in self.parts)
 
+    def names(self) -> set[str]:
+        """The names its expressions use (variables, race, rep, a prompt's roles)."""
+        return {n for p in self.parts if not isinstance(p, str) for n in expr.names(p)}
+
 
 @dataclass
 class Step:
@@ -151,6 +155,7 @@ class Step:
     on_timeout: str = "fail"               # wait_for: fail | continue
     config: dict[str, int] = field(default_factory=dict)     # config: the parameters set
     switches: dict[str, str] = field(default_factory=dict)   # physical: switch -> position
+    prompt: NameTemplate | None = None     # wait_for: a wait for a person, shown this text when it starts
 
     def count(self, env: dict[str, int]) -> int:
         """How many times the stimulus is given in a race (the cap of an until loop)."""
@@ -214,6 +219,11 @@ class Scenario:
 
     def with_races(self, races: list[dict[str, int]]) -> "Scenario":
         return replace(self, races=races)
+
+    @property
+    def attended(self) -> bool:
+        """Whether a step waits for a person (a prompt): run only when asked (--attended)."""
+        return any(st.prompt is not None for st in self.steps)
 
     @property
     def verdict_count(self) -> int:
