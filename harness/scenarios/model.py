@@ -181,6 +181,7 @@ class Expectation:
     count: dict[str, Matcher] = field(default_factory=dict)
     latency: dict[str, Matcher] = field(default_factory=dict)
     reaction: dict[str, Matcher] = field(default_factory=dict)
+    rig: dict[str, Matcher] = field(default_factory=dict)   # the physical view's figures (harness/rig/views.py)
 
 
 @dataclass
@@ -214,6 +215,11 @@ class Scenario:
 
     def with_races(self, races: list[dict[str, int]]) -> "Scenario":
         return replace(self, races=races)
+
+    @property
+    def needs_rig(self) -> bool:
+        """Whether it checks the physical view (expect: rig): it runs only through a rig."""
+        return any(e.rig for e in self.expectations)
 
     @property
     def verdict_count(self) -> int:
