@@ -85,13 +85,16 @@ class RigUnitDriver(Driver):
 
     def judge_race(self, sc, race, events: list, end_us: int) -> None:
         """The rig's view of a race that ended at unit time end_us (race.rig), and the scenario's expectations
-        on it (expect: rig): the rig is heard until OUTPUT_LAG_US after the end, for outputs that came late."""
+        on it (expect: rig): both are heard until OUTPUT_LAG_US after the end, for outputs the unit switched
+        late and outputs that came late."""
         s = self.session
-        s.rig.wait_until(self.unit_to_rig(end_us) + OUTPUT_LAG_US, collect=s.seen)
+        later: list = []            # what the unit switched just after the race's end: its verdict's late outputs
+        self.wait_until(end_us + OUTPUT_LAG_US, collect=later)
+        s.rig.wait_until(self.unit_to_rig(end_us + OUTPUT_LAG_US), collect=s.seen)
         since = self.unit_to_rig(race.start_dev_us)
         frames = [f for f in s.seen if f.dev_us >= since]
         driven = [d for d in self.driven if d.at_us >= race.start_dev_us]
-        race.rig = race_view(s, driven, events, frames, race.start_dev_us, cat.UNITS[self.kind].verdict)
+        race.rig = race_view(s, driven, events + later, frames, race.start_dev_us, cat.UNITS[self.kind].verdict)
         fails = check(sc.expectations, race.rig, race.env)
         if fails:
             race.failures += fails

@@ -10,9 +10,10 @@ clock; within both estimates' uncertainty on a bench):
              output (the green lamp) or driven input (BUZZER) the reaction counts from;
              reaction_error_us = the unit's - the rig's
   outputs    the verdict's physical appearance: every output the unit switched from its decisive press to
-             its verdict (the launch solenoid, the green lamp going off, the red lamp swinging, a Flash
-             button's light, the first card out) against the watched line's edge it caused;
-             decision_to_OUTPUT_us = the watched edge - the unit's event that switched the output
+             just after its verdict (the launch solenoid, the green lamp going off, the red lamp swinging, a
+             Flash button's light, the first card out) against the watched line's edge it caused;
+             decision_to_OUTPUT_us = the watched edge - the decision (the unit's event switching the output,
+             or the verdict if that event came with it or later)
 
 A figure's worst in a race is the value farthest from zero. An expectation `expect: {rig: {FIGURE:
 MATCHER}}` holds every value of FIGURE in the race to the matcher (harness/scenarios/load.py: the figures
@@ -75,8 +76,8 @@ def race_view(s: RigSession, driven: list[Driven], events: list[Frame], rig_fram
         reactions += _reactions(i, v, presses, watched, s, slack)
         outputs += _outputs(i, v, events, watched, s, slack)
     for x in presses + outputs:         # times from the race start, as the race's events are shown
-        for key in ("rig_us", "unit_us"):
-            if x[key] is not None:
+        for key in ("rig_us", "unit_us", "decision_us"):
+            if x.get(key) is not None:
                 x[key] -= start
     view = {"presses": presses, "reactions": reactions, "outputs": outputs}
     view["worst"] = {k: worst(v) for k, v in sorted(figure_values(view).items())}
@@ -164,17 +165,22 @@ def _reaction_times(m) -> list[tuple[str, int]]:
 
 
 def _outputs(i: int, v: Frame, events: list[Frame], watched: dict, s: RigSession, slack: int) -> list:
-    """The outputs the unit switched from the verdict's decisive press to the verdict, each against the first edge
-    of its watched line after it (before the unit switched that output again); a line that did not move (a lamp
-    already on) gives nothing."""
+    """The verdict's outputs: those the unit switched from its decisive press until OUTPUT_LAG_US after the
+    verdict (no later than the next input it took or its next verdict), each against the first edge of its
+    watched line after it (before the unit switched that output again); a line that did not move (a lamp already
+    on) gives nothing. Decided at the output's own event (a launch at the first press, before the tie window
+    closes) or, when that came with or after the verdict, at the verdict: a lamp the firmware switches late
+    counts from the decision."""
     from harness.run.judge import latency
     decided = v.dev_us - latency(v, None).get("device_us", 0)
     wires = [w for w in cat.RIG.wiring[s.kind] if not w.drives]
     out, done = [], set()
+    after = False
     for k in range(_decision_start(events, v, decided), len(events)):
         e = events[k]
-        if e.dev_us > v.dev_us:
+        if after and (e.msg.NAME in ("INPUT_SEEN", v.msg.NAME) or e.dev_us > v.dev_us + OUTPUT_LAG_US):
             break
+        after = after or e is v
         if e.msg.NAME not in OUTPUT_EVENTS:
             continue
         for w in _lines_of(e, wires):
@@ -186,8 +192,9 @@ def _outputs(i: int, v: Frame, events: list[Frame], watched: dict, s: RigSession
             if edge is None:
                 continue
             done.add(w.line)
+            decision = min(e.dev_us, v.dev_us)
             out.append({"verdict": i, "output": w.name, "line": w.line, "edge": edge[1], "unit_us": e.dev_us,
-                        "rig_us": edge[0], "decision_to_output_us": edge[0] - e.dev_us})
+                        "decision_us": decision, "rig_us": edge[0], "decision_to_output_us": edge[0] - decision})
     return out
 
 
