@@ -216,3 +216,34 @@ def test_the_pytest_plugin_runs_through_a_rig(pytester):
     bad = pytester.runpytest("--hil-rig", "emurig://")
     assert bad.ret == pytest.ExitCode.USAGE_ERROR
     bad.stderr.fnmatch_lines(["*--hil-rig (hil_rig) needs one --hil-device*"])
+
+
+def _later(f, by_us: int):
+    """A copy of frame f that came by_us later."""
+    from protocol import Frame
+    g = Frame(f.version, f.seq, f.time_us, f.msg)
+    g.dev_us = f.dev_us + by_us
+    return g
+
+
+def test_a_lamp_the_unit_switches_after_its_verdict_counts_from_the_verdict():
+    # the false start as a unit would run it whose firmware lights the red lamp 30 ms after its verdict: the
+    # unit's LIGHT and the rig's capture of the red line both 30 ms late
+    from harness.rig.views import race_view
+    d = open_rig_unit("emu://showdown", "emurig://")
+    try:
+        sc = next(sc for sc in load_paths([str(SHOWDOWN_RIG)]) if "false start" in sc.name)
+        race = Runner(d).run(sc).races[0]
+        s = d.session
+        red = {w.line for w in cat.RIG.wiring["showdown"] if w.name == "red"}
+        light = next(f for f in race.frames if f.msg.NAME == "LIGHT" and f.msg.light == 1 and f.msg.mode != 0
+                     and f.msg.target != 0xFF)
+        events = [f for f in race.frames if f is not light] + [_later(light, 30_000)]
+        rig = [_later(f, 30_000) if f.msg.NAME == "RIG_CAPTURE" and f.msg.line in red and f.msg.origin == 1 else f
+               for f in s.seen]
+        view = race_view(s, d.driven, events, rig, race.start_dev_us, "SD_VERDICT")
+    finally:
+        d.close()
+    verdict = next(f for f in race.frames if f.msg.NAME == "SD_VERDICT").dev_us - race.start_dev_us
+    assert [(o["output"], o["decision_us"], o["unit_us"] - verdict, o["decision_to_output_us"])
+            for o in view["outputs"]] == [("launch", verdict, 0, 0), ("red", verdict, 30_000, 30_000)]
