@@ -132,8 +132,11 @@ def test_switches_holds_and_players_by_role_are_playable():
     role = _scenario("- press: player_0\n  at: start + 1000\n- press: player_1\n- press: play_pause\n"
                      "- release: opponent_1\n  at: previous + 1000\n- release: player_2\n",
                      unit="flash", expect="count: {FL_BUZZER: 0}")
+    held_before = _scenario("- press: buzzer\n  at: start + 1000\n- hold: [play_pause, buzzer]\n  for: 5000\n"
+                            "- release: buzzer\n", unit="flash", expect="count: {FL_BUZZER: 0}")
     assert [unplayable(sc) for sc in (door, role)] == [None, None]
-    assert unplayable(hold).startswith("a rig cannot release buzzer")      # a hold lets go of what it held
+    for sc in (hold, held_before):      # a hold lets go of what it held
+        assert unplayable(sc).startswith("a rig cannot release buzzer")
 
 
 def test_rig_scenarios_are_skipped_without_a_rig(tmp_path, capsys):

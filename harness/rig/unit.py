@@ -34,6 +34,8 @@ def unplayable(sc) -> str | None:
     held: set[str] = set()
     known = True
     for step in sc.steps:
+        if step.action == "hold":       # whatever it held is let go at its end
+            held -= {name for name, i in unit.inputs.items() if step.value >> i & 1}
         if step.action not in ("press", "release") or step.input is None or step.roles or step.names:
             known = known and not (step.roles or step.names)
             continue
@@ -56,7 +58,10 @@ class RigUnitDriver(Driver):
     """The unit's driver in rig mode (session: the RigSession of this unit and its rig)."""
 
     session = None
-    driven: list[Driven] = []       # the stimuli given through the rig since the race's RESET
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.driven: list[Driven] = []      # the stimuli given through the rig since the race's RESET
 
     def has_cap(self, name: str) -> bool:
         if name == "test_mode":
