@@ -67,10 +67,15 @@ def pytest_addoption(parser):
     group.addoption("--hil-attended", action="store_true",
                     help="a person is at the unit: run the scenarios that wait for one, their prompts shown on "
                          "the terminal (`unohil run --attended`); without it they are skipped")
+    group.addoption("--hil-rig", metavar="URL", default=None,
+                    help="rig mode (`unohil run --rig`): the presses go through this rig wired to the one "
+                         "--hil-device, at rig times; emurig://?OPTIONS wires an emulated rig to an emulated unit "
+                         "(docs/rig.md). Default: the ini option hil_rig, else none")
     group.addoption("--hil-pattern", action="append", dest="hil_scenarios", help=argparse.SUPPRESS)  # deprecated
     parser.addini("hil_scenarios", "paths or globs (from the rootdir) of uno-hil scenario files; none by default",
                   type="linelist", default=[])
     parser.addini("hil_pattern", "deprecated: a glob of scenario files; use hil_scenarios", default=None)
+    parser.addini("hil_rig", "rig mode: the URL of the rig wired to the one device (--hil-rig)", default=None)
 
 
 def pytest_configure(config):
@@ -81,7 +86,16 @@ def pytest_configure(config):
     for tag in TAGS:
         config.addinivalue_line("markers", f"{marker_name(tag)}: uno-hil scenario tag {tag}")
     config._unohil_scenarios = _scenario_globs(config)
+    config._unohil_rig = _rig_url(config)
     _check_pool_size(config)
+
+
+def _rig_url(config) -> str | None:
+    """The rig of rig mode (--hil-rig, else the ini's hil_rig), which is wired to exactly one --hil-device."""
+    rig = config.getoption("--hil-rig") or config.getini("hil_rig") or None
+    if rig is not None and len(config.getoption("--hil-device")) != 1:
+        raise pytest.UsageError("--hil-rig (hil_rig) needs one --hil-device: the unit the rig is wired to")
+    return rig
 
 
 def _scenario_globs(config) -> list[str]:
@@ -286,7 +300,8 @@ def pytest_sessionstart(session):
     config = session.config
     worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
     config._unohil_pool = DevicePool(config.getoption("--hil-device"), trace_dir=config.getoption("--hil-trace"),
-                                     wait_s=config.getoption("--hil-wait"), owner=f"pytest worker {worker}")
+                                     wait_s=config.getoption("--hil-wait"), owner=f"pytest worker {worker}",
+                                     rig=config._unohil_rig)
 
 
 def pytest_sessionfinish(session):

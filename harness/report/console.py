@@ -256,6 +256,7 @@ def print_summary(console: Console, fmt: str, results: list[ScenarioResult], hea
     console.print(health_line(health), soft_wrap=True)      # every run says what the link did, -q or not
     print_failures(console, results, rule=fmt == "rich")
     print_budgets(console, results)
+    print_rig(console, results)
     counts = tally(r.status for r in results)
     console.print(f"{counts['passed']} passed, {counts['failed']} failed, {counts['skipped']} skipped"
                   + (f", {counts['interrupted']} interrupted" if counts.get("interrupted") else "")
@@ -331,3 +332,17 @@ def print_budgets(console: Console, results: list[ScenarioResult]) -> None:
                                    f"{duration(b['worst'])})", style="yellow"), soft_wrap=True)
     if total:
         console.print(f"timing budgets met in {met} of {total} measurements (apart from the verdicts)", soft_wrap=True)
+
+
+def print_rig(console: Console, results: list[ScenarioResult]) -> None:
+    """Rig mode: the worst of each figure of the physical view over the run, on one line."""
+    from harness.rig.views import worst
+    values: dict[str, list[int]] = {}
+    for res in results:
+        for name, v in res.rig_summary().items():
+            values.setdefault(name, []).append(v)
+    if not values:
+        return
+    order = ["timestamp_error_us", "reaction_error_us"] + sorted(k for k in values if k.startswith("decision_to_"))
+    parts = [f"{k.removesuffix('_us').replace('_', ' ')} {duration(worst(values[k]))}" for k in order if k in values]
+    console.print("rig, the worst over the run: " + ", ".join(parts), soft_wrap=True, highlight=False)

@@ -8,7 +8,8 @@ from __future__ import annotations
 from protocol import catalogue as cat
 from harness.scenarios import roles as rl
 from harness.scenarios.load import (BUILTIN_ANCHORS, CASE_KEYS, COMPARE_KEYS, EXPECT_KEYS, LATENCY_METRICS,
-                                    STEP_ACTIONS, STEP_COMMON, TOP_KEYS, reaction_keys)
+                                    STEP_ACTIONS, STEP_COMMON, TOP_KEYS, reaction_keys,
+                                    rig_figures)
 from harness.scenarios.units import TAGS, UNITS, UnitVocab
 
 SCHEMA_ID = "https://uno-hil.invalid/schemas/scenario.json"    # a name, not a place: nothing is fetched
@@ -113,6 +114,9 @@ def _expect_body(unit: UnitVocab, keys: set[str]) -> dict:
         "latency": {"type": "object", "additionalProperties": False, "properties": {m: metric for m in LATENCY_METRICS}},
         "reaction": {"type": "object", "additionalProperties": False,
                      "properties": {k: metric for k in reaction_keys(unit)}},
+        "rig": {"type": "object", "additionalProperties": False, "description": "the physical view, checked "
+                "only through a rig (--rig URL): every value of each figure in a race",
+                "properties": {k: metric for k in rig_figures(unit)}},
         "when": {"type": "string", "description": "a condition on sweep variables, e.g. 'd > 1000'"},
     }
     props = {k: v for k, v in props.items() if k in keys}

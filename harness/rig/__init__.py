@@ -6,5 +6,8 @@ races.py    the races each kind runs through the rig, with both views of each (u
 fairness.py side skew and tie window from outside: the flip point of the verdict, with its interval; every
             Flash seat against a reference seat
 bench.py    press-to-output latency from the physical press, against the unit's own figures and the rig's floor
-unit.py     rig mode: the unit's driver whose stimuli are RIG_EDGEs at mapped rig times (unohil run --rig)
+unit.py     rig mode: the unit's driver whose stimuli are RIG_EDGEs at mapped rig times (unohil run --rig),
+            and what no rig can play
+views.py    rig mode: each race as the rig saw it (timestamp and reaction errors, decision to each output),
+            and the expectations on it (expect: rig)
 """

@@ -6,19 +6,62 @@ the unit sees a physical press and reports it with source physical. The runner, 
 scenario library need nothing else: a scenario's step at `green + 180000` is driven at the rig time of
 that unit time. An actuated input (a card feeder, a selector, the door, the power switch: SPEC 13.2)
 takes every edge with its value (RIG_EDGE.value).
+
+After each race the runner asks for the rig's view of it (judge_race: harness/rig/views.py), kept in the
+race's results beside the unit's. A scenario that asks for an edge no rig can make (a value on a switch,
+the release of a button never pressed: unplayable) is skipped in rig mode, saying why.
 """
 from __future__ import annotations
 
 from protocol import catalogue as cat
 
 from harness.errors import ScheduleError
+from harness.outcome import Outcome
 from harness.session.driver import Driver
+from harness.rig.views import OUTPUT_LAG_US, Driven, check, race_view
+
+
+def unplayable(sc) -> str | None:
+    """Why no rig can play a scenario's steps, from the steps and the catalogue; None if one can.
+
+    A rig closes and opens switches: a press carries a value only on an actuated input (a feeder, a
+    selector: valued_inputs), and a button that is open cannot be let go, so releasing one the steps
+    never pressed makes no edge (the rig lets go of every button between races; switches stay). Steps
+    naming their input by role or expression leave which button moves to the race: releases after
+    them are not judged here."""
+    unit = cat.UNITS[sc.unit]
+    actuated = set(unit.valued_inputs) | set(unit.switches)
+    held: set[str] = set()
+    known = True
+    for step in sc.steps:
+        if step.action == "hold":       # whatever it held is let go at its end
+            held -= {name for name, i in unit.inputs.items() if step.value >> i & 1}
+        if step.action not in ("press", "release") or step.input is None or step.roles or step.names:
+            known = known and not (step.roles or step.names)
+            continue
+        name = cat.enum_name(f"{sc.unit}_input", step.input)
+        if name in actuated:
+            continue
+        if step.value:
+            return f"a rig closes a switch: {name} carries no value (the step at line {step.line}, {step.text})"
+        if step.action == "press":
+            held.add(name)
+        elif name in held:
+            held.discard(name)
+        elif known:
+            return (f"a rig cannot release {name} without pressing it first: no edge exists (the step at line "
+                    f"{step.line}, {step.text})")
+    return None
 
 
 class RigUnitDriver(Driver):
     """The unit's driver in rig mode (session: the RigSession of this unit and its rig)."""
 
     session = None
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.driven: list[Driven] = []      # the stimuli given through the rig since the race's RESET
 
     def has_cap(self, name: str) -> bool:
         if name == "test_mode":
@@ -42,12 +85,32 @@ class RigUnitDriver(Driver):
             s.edge(at - 1, input_name, "release")      # a person lets go before pressing again
         sid = s.edge(at, input_name, action, value)
         self._injected.append(at_dev_us)
+        self.driven.append(Driven(sid, input_name, action, at_dev_us))
         return sid
+
+    def judge_race(self, sc, race, events: list, end_us: int) -> None:
+        """The rig's view of a race that ended at unit time end_us (race.rig), and the scenario's expectations
+        on it (expect: rig): both are heard until OUTPUT_LAG_US after the end, for outputs the unit switched
+        late and outputs that came late."""
+        s = self.session
+        later: list = []            # what the unit switched just after the race's end: its verdict's late outputs
+        self.wait_until(end_us + OUTPUT_LAG_US, collect=later)
+        s.rig.wait_until(self.unit_to_rig(end_us + OUTPUT_LAG_US), collect=s.seen)
+        since = self.unit_to_rig(race.start_dev_us)
+        frames = [f for f in s.seen if f.dev_us >= since]
+        driven = [d for d in self.driven if d.at_us >= race.start_dev_us]
+        race.rig = race_view(s, driven, events + later, frames, race.start_dev_us, cat.UNITS[self.kind].verdict)
+        fails = check(sc.expectations, race.rig, race.env)
+        if fails:
+            race.failures += fails
+            race.status = Outcome.FAIL
 
     def reset(self, mode: str = "new_game", retries: int = 0) -> None:
         # a new game: what a race cut short left pending on the rig is dropped, and the players let go of the
         # buttons; switches (door, power, speed) stay where they are (LA-7, FL-17)
         s = self.session
+        self.driven = []
+        s.seen.clear()
         if s.rig.cancel_injections():
             s.held &= set(cat.UNITS[self.kind].switches)     # those edges may never have been driven
             s.rig.confirm_events()

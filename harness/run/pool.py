@@ -19,8 +19,11 @@ RETRY_S = 0.2
 
 
 class DevicePool:
-    def __init__(self, urls: list[str], *, trace_dir=None, wait_s: float = 0.0, owner: str = ""):
+    def __init__(self, urls: list[str], *, trace_dir=None, wait_s: float = 0.0, owner: str = "",
+                 rig: str | None = None):
+        """rig: rig mode, the URL of the rig wired to the one device of urls (harness/rig/unit.py)."""
         self.urls = list(urls)
+        self.rig = rig
         self.trace_dir = trace_dir
         self.wait_s = wait_s
         self.owner = owner or f"pid {os.getpid()}"
@@ -47,7 +50,7 @@ class DevicePool:
                 left = max(0.0, deadline - time.monotonic()) if len(free) == 1 else 0.0
                 try:
                     with claim.waiting(left):
-                        d = Driver.open(url, trace_dir=self.trace_dir)
+                        d = self._open(url)
                 except DeviceBusy as exc:
                     busy.append(str(exc))
                     continue
@@ -62,6 +65,12 @@ class DevicePool:
                     f"{self.owner}: every {kind} device in the pool is claimed by another process: "
                     + "; ".join(busy) + ". Give as many devices as workers (-n), or --hil-wait SECONDS")
             time.sleep(RETRY_S)
+
+    def _open(self, url: str) -> Driver:
+        if self.rig is None:
+            return Driver.open(url, trace_dir=self.trace_dir)
+        from harness.rig.links import open_rig_unit
+        return open_rig_unit(url, self.rig)
 
     def close(self) -> None:
         for d in list(self.held.values()) + list(self._private.values()):

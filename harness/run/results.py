@@ -25,6 +25,7 @@ class RaceResult:
     error: str = ""
     late: str | None = None           # a stimulus the host got to the unit too late (LateStimulus)
     reruns: list[str] = field(default_factory=list)    # why earlier tries of this race were run again
+    rig: dict | None = None           # rig mode: the rig's view of the race (harness/rig/views.py)
     frames: list = field(default_factory=list, repr=False)
     unit: object = field(default=None, repr=False)
 
@@ -41,6 +42,8 @@ class RaceResult:
              "timing_errors_us": self.timing_errors_us, "budgets": self.budgets, "error": self.error}
         if self.reruns:
             d["reruns"] = self.reruns
+        if self.rig is not None:
+            d["rig"] = self.rig
         if with_events or self.status is not Outcome.PASS:
             d["events"] = self.events
         return d
@@ -82,6 +85,15 @@ class ScenarioResult:
             out["timing_error_us"] = {"p50": _pct(errs, 50), "p99": _pct(errs, 99), "max": errs[-1], "n": len(errs)}
         return out
 
+    def rig_summary(self) -> dict[str, int]:
+        """Rig mode: the worst of each figure of the rig's view over the races (the value farthest from zero)."""
+        from harness.rig.views import worst
+        out: dict[str, list] = {}
+        for r in self.races:
+            for name, v in (r.rig or {}).get("worst", {}).items():
+                out.setdefault(name, []).append(v)
+        return {name: worst(vs) for name, vs in out.items()}
+
     def record(self) -> Record:
         """This scenario as a reported item: why it failed, its failed races, its latency figures."""
         sc = self.scenario
@@ -92,6 +104,7 @@ class ScenarioResult:
         message = message or str(self.status)
         props = {f"{k}_{stat}": v[stat] for k, v in self.latency_summary().items() for stat in ("p50", "p99")
                  if v.get(stat) is not None}
+        props |= {f"rig_{k}_worst": v for k, v in self.rig_summary().items()}
         ran = self.device != "-"
         excerpt = failure_lines(self) if self.status is not Outcome.PASS and self.races else []
         return Record(suite=self.device if ran else "not run", name=sc.name, outcome=self.status, message=message,
@@ -106,7 +119,7 @@ class ScenarioResult:
                 "failed_races": sum(1 for r in self.races if r.status is not Outcome.PASS), "latency": self.latency_summary(),
                 "budgets": self.budget_summary(),
                 "health": self.health.as_dict(), "wall_s": round(self.wall_s, 6), "error": self.error,
-                "applicable": self.applicable,
+                "applicable": self.applicable, **({"rig": rig} if (rig := self.rig_summary()) else {}),
                 "results": [r.as_dict() for r in self.races]}
 
 

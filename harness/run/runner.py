@@ -22,6 +22,7 @@ from harness.errors import DeviceReset, HarnessError, LateStimulus, LinkError, N
 from harness.outcome import Outcome, worst
 from harness.run.judge import Anchors, compare_races, judge, pattern_matches
 from harness.run.prompts import Answer, Prompt, PromptHook, answer_text
+from harness.rig.unit import RigUnitDriver, unplayable
 from harness.run.results import RaceResult, ScenarioResult
 from harness.scenarios import expr, roles as rl
 from harness.scenarios.model import REP, RoleMatcher, Scenario, Step, TimeMatcher
@@ -127,6 +128,13 @@ class Runner:
             return f"{d.url} is a {d.kind} unit, the scenario needs {sc.unit}", True
         if sc.attended and not self.attended:
             return "waits for a person (--attended)", True
+        # a bench thing, not the unit's: what it checks is for another bench (counted as not applicable)
+        if isinstance(d, RigUnitDriver):
+            why = unplayable(sc)
+            if why is not None:
+                return why, False
+        elif sc.needs_rig:
+            return "needs a rig (--rig URL): it checks the physical view (expect: rig)", False
         unmet = [need for need in sc.needs if d.has_cap(need.removeprefix("no ")) == need.startswith("no ")]
         if unmet:
             # written for another form of the unit (SD-11's two kinds of tie), or for a capability
@@ -291,6 +299,8 @@ class Runner:
         events = [f for f in events if f.dev_us >= start - 1]
         judge(sc, env, race, events, scheduled, host_timed=self.host_timed, clock=d.clock.estimate,
               configs=self._configs)
+        if isinstance(d, RigUnitDriver):
+            d.judge_race(sc, race, events, end)     # the rig's view beside the unit's (harness/rig/views.py)
 
     def _anchor(self, name: str, spec, previous: int, since: int, events: list[Frame], sc: Scenario,
                 step: Step | None) -> int:

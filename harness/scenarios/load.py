@@ -59,7 +59,7 @@ STEP_ACTIONS = ("load", "unload", "press", "release", "hold", "speed", "power", 
 #: The steps that give the unit a stimulus (and so may repeat it until an event).
 STIMULUS_ACTIONS = frozenset(STEP_ACTIONS) - {"wait", "wait_for", "config"}
 COMPARE_KEYS = {"same", "differ", "races"}
-EXPECT_KEYS = {"verdict", "verdicts", "events", "absent", "count", "latency", "reaction", "cases"}
+EXPECT_KEYS = {"verdict", "verdicts", "events", "absent", "count", "latency", "reaction", "rig", "cases"}
 CASE_KEYS = EXPECT_KEYS - {"cases"} | {"when"}
 EDGE_WORDS = {"open": "press", "close": "release", "on": "press", "off": "release"}
 
@@ -1330,7 +1330,17 @@ def _expect(v: _Validator, node: yaml.Node, unit: UnitVocab | None, variables: s
 
 
 def _has_checks(e: Expectation) -> bool:
-    return bool(e.verdicts or e.events or e.absent or e.count or e.latency or e.reaction)
+    return bool(e.verdicts or e.events or e.absent or e.count or e.latency or e.reaction or e.rig)
+
+
+def rig_figures(unit: UnitVocab) -> list[str]:
+    """The figures an expect: rig may check on this kind of unit (harness/rig/views.py computes them): the
+    timestamp error of its presses, the reaction error if its verdict has reaction times, and the decision to
+    each output its reference rig wiring watches (messages.yaml rig.wiring)."""
+    out = ["timestamp_error_us"] + (["reaction_error_us"] if reaction_keys(unit) else [])
+    if cat.RIG is not None:
+        out += list(dict.fromkeys(f"decision_to_{w.name}_us" for w in cat.RIG.wiring[unit.kind] if not w.drives))
+    return out
 
 
 def reaction_keys(unit: UnitVocab) -> list[str]:
@@ -1393,6 +1403,16 @@ def _expect_body(v: _Validator, m: dict, key: str, unit: UnitVocab) -> Expectati
             mt = _matcher(v, vn, f"{key}.reaction.{name}", None)
             if mt is not None:
                 e.reaction[name] = mt
+    if "rig" in m:
+        known = rig_figures(unit)
+        for name, (kn, vn) in v.mapping(m["rig"][1], f"{key}.rig").items():
+            if name not in known:
+                v.err(kn, f"{key}.rig.{name}", f"a rig measures no {name!r} on the {unit.kind} unit; it measures: "
+                      f"{', '.join(known)}")
+                continue
+            mt = _matcher(v, vn, f"{key}.rig.{name}", None)
+            if mt is not None:
+                e.rig[name] = mt
     return e
 
 

@@ -186,6 +186,7 @@ class Expectation:
     count: dict[str, Matcher] = field(default_factory=dict)
     latency: dict[str, Matcher] = field(default_factory=dict)
     reaction: dict[str, Matcher] = field(default_factory=dict)
+    rig: dict[str, Matcher] = field(default_factory=dict)   # the physical view's figures (harness/rig/views.py)
 
 
 @dataclass
@@ -224,6 +225,11 @@ class Scenario:
     def attended(self) -> bool:
         """Whether a step waits for a person (a prompt): run only when asked (--attended)."""
         return any(st.prompt is not None for st in self.steps)
+
+    @property
+    def needs_rig(self) -> bool:
+        """Whether it checks the physical view (expect: rig): it runs only through a rig."""
+        return any(e.rig for e in self.expectations)
 
     @property
     def verdict_count(self) -> int:
