@@ -20,9 +20,10 @@ import tty
 from collections import deque
 from dataclasses import dataclass
 
-from protocol import BY_NAME, ENUMS, NONE_U8
+from protocol import BY_NAME, ENUMS, NONE_I32, NONE_U8, NONE_U16, NONE_U32
 from protocol.catalogue import UNITS, enum_name
 
+NONE = {"u8": NONE_U8, "u16": NONE_U16, "u32": NONE_U32, "i32": NONE_I32}   # a field's "none" (PR-2)
 HOLD_US = 80_000        # a key on a button: released this long after the press
 TICK_US = 100_000       # the screen is redrawn this often (the timers on it count)
 LOG_LINES = 10          # events shown at the bottom
@@ -76,7 +77,8 @@ def fields_text(m, kind: str) -> str:
         if f.name == "event_seq":
             continue
         enum = unit.enum_for(m.NAME, f.name) or f.enum
-        shown = enum_name(enum, value) if enum and not isinstance(value, tuple) else value
+        shown = enum_name(enum, value) if enum and not isinstance(value, tuple) else \
+            "none" if value == NONE.get(f.type) else value
         parts.append(f"{f.name}={list(shown) if isinstance(shown, tuple) else shown}")
     return " ".join(parts)
 
