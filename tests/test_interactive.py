@@ -97,3 +97,64 @@ def test_without_a_terminal_interactive_is_a_usage_error():
     assert done.stderr.strip().splitlines() == [
         "emulator: --interactive needs a terminal on standard input: its keys are the unit's buttons "
         "(serve without --interactive to drive the unit from a host)"]
+
+
+# ---- the key semantics, exactly, on the virtual clock (no terminal needed: keys go to on_key) ----
+
+def keyed_unit(kind: str, **options):
+    from emulator.clock import VirtualClock
+    from emulator.device import Device
+    from emulator.terminal import Screen
+    clock = VirtualClock()               # device time is clock time: the unit boots at 0
+    dev = Device(kind, clock, **options)
+    dev.start()
+    screen = Screen(None, dev, "/dev/pts/x", -1, -1)
+    edges = []
+    dev.observer = lambda m, t: edges.append((t, m)) if m.NAME == "INPUT_SEEN" else None
+    return clock, dev, screen, edges
+
+
+def edge_names(kind: str, edges) -> list[tuple[int, str, str, int]]:
+    inputs = {v: k for k, v in cat.UNITS[kind].inputs.items()}
+    return [(t, inputs[m.input], "press" if m.action == PRESS else "release", m.value) for t, m in edges]
+
+
+def test_a_key_is_a_press_released_after_a_hold_and_again_before_that_releases_first():
+    from emulator.terminal import HOLD_US
+    clock, dev, screen, edges = keyed_unit("showdown")
+    t0 = clock.now()
+    screen.on_key("a")
+    clock.advance_to(t0 + 10_000)
+    screen.on_key("a")                                  # again, before its release
+    clock.advance_to(t0 + 10_000 + 2 * HOLD_US)
+    assert edge_names("showdown", edges) == [
+        (t0, "paddle_a", "press", 0), (t0 + 10_000, "paddle_a", "release", 0),
+        (t0 + 10_000, "paddle_a", "press", 0), (t0 + 10_000 + HOLD_US, "paddle_a", "release", 0)]
+    assert all(m.source == PHYSICAL for _, m in edges)
+
+
+def test_valued_keys_add_and_take_one_card_and_switch_keys_step_through_the_catalogue_positions():
+    clock, dev, screen, edges = keyed_unit("launcher")
+    for char in "dccCd":
+        screen.on_key(char)
+        clock.advance_to(clock.now() + 1000)
+    assert [e[1:] for e in edge_names("launcher", edges)] == [
+        ("door", "press", 0), ("load_cards", "press", 1), ("load_cards", "press", 1),
+        ("load_cards", "release", 1), ("door", "release", 0)]          # door: open is a press, closed a release
+    assert screen.positions["door"] == "closed"
+
+
+def test_shift_holds_play_pause_and_buzzer_until_the_flash_resets():
+    clock, dev, screen, edges = keyed_unit("flash", players=3)
+    assert "player_3" not in {k.input for k in screen.keys.values()}
+    resets = []
+    watched = dev.observer
+    dev.observer = lambda m, t: (watched(m, t), resets.append(t) if m.NAME == "FL_RESET" else None)
+    t0 = clock.now()
+    screen.on_key("P")
+    screen.on_key("B")
+    hold = dev.config["reset_hold_us"]
+    clock.advance_to(t0 + hold)
+    assert resets == [t0 + hold] and screen.held == {"play_pause", "buzzer"}
+    screen.on_key("P")
+    assert screen.held == {"buzzer"}
