@@ -103,9 +103,12 @@ def recorded_session(kind: str, tmp_path):
                     d.config_set(name, value)
         out = tmp_path / f"{kind}.yaml"
         rec = Recorder(path, out)
-        rec.wait_line(r"^recording ")
-        SESSIONS[kind](unit, rec)
-        assert rec.stop() == 0, "\n".join(rec.lines)
+        try:
+            rec.wait_line(r"^recording ")
+            SESSIONS[kind](unit, rec)
+            assert rec.stop() == 0, "\n".join(rec.lines)
+        finally:
+            rec.kill()
     finally:
         unit.close()
     assert all("source=physical" in line for line in rec.lines if "INPUT_SEEN" in line)

@@ -158,3 +158,23 @@ def test_shift_holds_play_pause_and_buzzer_until_the_flash_resets():
     assert resets == [t0 + hold] and screen.held == {"play_pause", "buzzer"}
     screen.on_key("P")
     assert screen.held == {"buzzer"}
+
+
+def test_path_file_holds_what_stdout_says_and_an_unwritable_one_is_a_usage_error(tmp_path):
+    import signal
+
+    from tmux_unit import wait_until
+    path_file = tmp_path / "paths"
+    proc = subprocess.Popen([sys.executable, "-m", "harness.cli", "emulate", "launcher", "--count", "2",
+                             "--path-file", str(path_file)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        printed = [proc.stdout.readline().strip() for _ in range(2)]
+        wait_until(path_file.exists, str(path_file))
+        assert path_file.read_text().split() == printed and all(p.startswith("/dev/pts/") for p in printed)
+    finally:
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(timeout=30) == 0
+    bad = tmp_path / "no" / "such" / "dir"
+    done = subprocess.run([sys.executable, "-m", "harness.cli", "emulate", "launcher", "--path-file", str(bad)],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2 and f"emulator: --path-file {bad}: No such file or directory" in done.stderr

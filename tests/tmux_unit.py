@@ -112,6 +112,12 @@ class Recorder:
         self.proc.send_signal(signal.SIGINT)
         return self.finish()
 
+    def kill(self) -> None:
+        """If it still runs (a test failed before stopping it): end it, so it holds no pty."""
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait(timeout=WAIT_S)
+
     def finish(self) -> int:
         try:
             rc = self.proc.wait(timeout=WAIT_S)
