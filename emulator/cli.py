@@ -207,18 +207,18 @@ def run(args: argparse.Namespace) -> int:
         server.close()
         print(f"emulator: {exc}", file=sys.stderr)
         return 2
-    try:
-        _tell_paths(args, server, interactive)
-    except OSError as exc:
-        server.close()
-        print(f"emulator: --path-file {args.path_file}: {exc.strerror or exc}", file=sys.stderr)
-        return 2
-    print(f"emulator: {args.count} {args.kind} unit(s), clock {args.clock}; SIGINT or SIGTERM stops",
-          file=sys.stderr)
+    # the stopping signals are ours before the paths are told: whoever reads them may stop us at once
     previous = {sig: signal.signal(sig, lambda *_: server.stop()) for sig in (signal.SIGINT, signal.SIGTERM)}
-    if args.realtime:
-        _realtime()
     try:
+        try:
+            _tell_paths(args, server, interactive)
+        except OSError as exc:
+            print(f"emulator: --path-file {args.path_file}: {exc.strerror or exc}", file=sys.stderr)
+            return 2
+        print(f"emulator: {args.count} {args.kind} unit(s), clock {args.clock}; SIGINT or SIGTERM stops",
+              file=sys.stderr)
+        if args.realtime:
+            _realtime()
         for device in devices:
             device.start()
         if args.print_origin:
