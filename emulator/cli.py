@@ -14,6 +14,9 @@ the emulator exits 2 before serving any (python -m tools.serve_scale measures th
 the vocabulary: corrupt=1e-3,dropframe=1e-3,delay=50us..2ms,...); with seed=S in it,
 unit i's faults are seeded S+i. What the faults did is printed to stderr at the end.
 
+--interactive serves one unit on a pty and plays it in the terminal (emulator/terminal.py): its
+path goes in the screen's header, on stderr and in --path-file, not on stdout, which is the screen.
+
 Clocks: a served unit cannot be on the in-process virtual clock (nobody drives it),
 so both run at real speed.
   real     device time is the real monotonic clock; header times show when things
@@ -81,6 +84,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--connection-log", metavar="FILE",
                         help="with --tcp: append a line per client connecting or leaving (and whether it "
                              "replaced a connected one)")
+    parser.add_argument("--interactive", action="store_true",
+                        help="one unit on a pty, played in this terminal: its lights and state drawn live, keys "
+                             "pressing its buttons as a person would (source physical); q or Ctrl-C quits "
+                             "(docs/record-replay.md)")
+    parser.add_argument("--path-file", metavar="FILE",
+                        help="also write the units' paths or URLs to FILE, one a line, once they are served")
     parser.add_argument("--print-origin", action="store_true",
                         help="after the paths, print 'origin PATH US' per unit: the host monotonic time in us "
                              "at which its device time was 0 (clock real only; for latency measurements)")
@@ -94,6 +103,28 @@ def _parse_tcp(text: str, count: int = 1) -> tuple[str, int]:
         raise ValueError(f"--tcp {text}: ports go up to 65535" + (f" (unit i listens on PORT+i, {count} units)"
                                                                    if count > 1 else ""))
     return host.strip("[]") or "127.0.0.1", int(port)
+
+
+def _check_interactive(args) -> None:
+    if not os.isatty(sys.stdin.fileno()):
+        raise ValueError("--interactive needs a terminal on standard input: its keys are the unit's buttons "
+                         "(serve without --interactive to drive the unit from a host)")
+    if args.tcp or args.count != 1:
+        raise ValueError("--interactive serves one unit on a pty: leave out --tcp and --count")
+
+
+def _tell_paths(args, server, interactive: bool) -> None:
+    """Say where the units are served: on stdout (one line each), or for the interactive unit, whose
+    stdout is its screen, on stderr; in --path-file too (written whole, then renamed into place)."""
+    names = "".join(f"{port.name}\n" for _device, port in server.units)
+    if args.path_file:
+        tmp = f"{args.path_file}.{os.getpid()}.tmp"
+        with open(tmp, "w", encoding="utf-8") as out:
+            out.write(names)
+        os.replace(tmp, args.path_file)
+    out = sys.stderr if interactive else sys.stdout
+    out.write(names)
+    out.flush()
 
 
 def _realtime() -> None:
@@ -137,6 +168,8 @@ def run(args: argparse.Namespace) -> int:
         if args.count < 1:
             raise ValueError("--count must be at least 1")
         tcp = _parse_tcp(args.tcp, args.count) if args.tcp else None
+        if getattr(args, "interactive", False):
+            _check_interactive(args)
         faults = parse_faults(getattr(args, "faults", None))
         # Before any port is made: a process short of descriptors fails now, saying so, and not
         # at unit 1021 with whatever the system call that ran out reports.
@@ -146,8 +179,10 @@ def run(args: argparse.Namespace) -> int:
         return 2
     options = {k: v for k, v in (("card_capacity", args.card_capacity), ("players", args.players))
                if v is not None}
+    interactive = getattr(args, "interactive", False)
     clock = RealClock(pin_due=args.clock == "virtual")
-    server = Server(clock, rehearse=not getattr(args, "no_rehearsal", False))
+    # a person's key presses come milliseconds apart: the caches need no warming for them
+    server = Server(clock, rehearse=not (getattr(args, "no_rehearsal", False) or interactive))
     try:
         devices = []
         for i in range(args.count):
@@ -172,15 +207,18 @@ def run(args: argparse.Namespace) -> int:
         server.close()
         print(f"emulator: {exc}", file=sys.stderr)
         return 2
-    for (_device, port) in server.units:
-        print(port.name)
-    sys.stdout.flush()
-    print(f"emulator: {args.count} {args.kind} unit(s), clock {args.clock}; SIGINT or SIGTERM stops",
-          file=sys.stderr)
+    # the stopping signals are ours before the paths are told: whoever reads them may stop us at once
     previous = {sig: signal.signal(sig, lambda *_: server.stop()) for sig in (signal.SIGINT, signal.SIGTERM)}
-    if args.realtime:
-        _realtime()
     try:
+        try:
+            _tell_paths(args, server, interactive)
+        except OSError as exc:
+            print(f"emulator: --path-file {args.path_file}: {exc.strerror or exc}", file=sys.stderr)
+            return 2
+        print(f"emulator: {args.count} {args.kind} unit(s), clock {args.clock}; SIGINT or SIGTERM stops",
+              file=sys.stderr)
+        if args.realtime:
+            _realtime()
         for device in devices:
             device.start()
         if args.print_origin:
@@ -190,7 +228,12 @@ def run(args: argparse.Namespace) -> int:
             sys.stdout.flush()
         gc.freeze()     # what start-up made lives while we serve: collections need not walk it
         try:
-            server.run()
+            if interactive:
+                from .terminal import Screen
+                with Screen(server, devices[0], server.units[0][1].name, sys.stdin.fileno(), sys.stdout.fileno()):
+                    server.run()
+            else:
+                server.run()
         finally:
             gc.unfreeze()
     finally:

@@ -361,6 +361,12 @@ class Server:
         os.set_blocking(self._wake_r, False)
         os.set_blocking(self._wake_w, False)
         self._selector.register(self._wake_r, selectors.EVENT_READ, None)
+        self._readers: dict[int, object] = {}         # extra descriptors (a terminal's keys) -> fn() when readable
+
+    def add_reader(self, fd: int, fn) -> None:
+        """Call fn() in the loop whenever fd is readable (the interactive unit's terminal, emulator/terminal.py)."""
+        self._readers[fd] = fn
+        self._selector.register(fd, selectors.EVENT_READ, None)
 
     def add(self, device, port: Port, faults: _faults.FaultSpec | None = None) -> None:
         self.units.append((device, port))
@@ -409,7 +415,10 @@ class Server:
         for key, events in self._selector.select(timeout):
             port = key.data
             if port is None:
-                self._drain_wake()
+                if key.fd in self._readers:
+                    self._readers[key.fd]()
+                else:
+                    self._drain_wake()
                 continue
             if key.fd not in watched[port]:
                 continue            # closed earlier in this pass (a TCP client replaced by a new one)

@@ -153,3 +153,14 @@ def test_replay_without_its_recording_says_where_it_looked(tmp_path, capsys):
     f.write_text(GOOD)
     assert main(["replay", str(f)]) == 2
     assert f"{tmp_path / 'x.recorded.json'}: no recording beside {f}" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("option, says", [
+    (["--config", "tie_window=5"], "--config tie_window=5: give NAME=VALUE with a parameter of the catalogue"),
+    (["--config", "tie_window_us=0"], "--config tie_window_us=0: tie_window_us is 1..100000"),
+    (["--config", "turn_long_us=5000000"], "--config turn_long_us: not a parameter of showdown (")])
+def test_replay_with_a_changed_rule_names_a_bad_one(tmp_path, capsys, option, says):
+    f = tmp_path / "x.yaml"
+    f.write_text(GOOD)
+    assert main(["replay", str(f), *option]) == 2
+    assert says in capsys.readouterr().err

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+from dataclasses import replace
 
 from harness.cli.exit import Exit
 from harness.cli.record import recorded_path
@@ -15,6 +16,12 @@ from harness.run.runner import Runner
 from harness.scenarios.load import load_paths
 from harness.scenarios.units import UNITS
 from harness.session.driver import Driver
+from protocol import catalogue as cat
+
+
+# Fields a replay differs in by its nature: the event counter, and the source of every input (a person's
+# press on the unit, physical, is replayed by the host, injected)
+REPLAY_IGNORES = frozenset({"event_seq", "source"})
 
 
 def add_parser(sub) -> None:
@@ -28,11 +35,16 @@ def add_parser(sub) -> None:
                    help="a time difference up to this is no difference (default 0: exact, as on the virtual "
                         "clock; a real link's few ms need more)")
     p.add_argument("--all", action="store_true", help="show every event, not only those that differ")
+    p.add_argument("--config", action="append", default=[], metavar="NAME=VALUE",
+                   help="replay with this parameter changed (repeatable), e.g. tie_window_us=50000: what the "
+                        "next firmware's rule would do to the recorded session")
+    p.add_argument("--seed", type=int, metavar="N", help="replay with the generator seeded N instead of the "
+                                                         "recorded seed")
     p.set_defaults(func=main)
 
 
 def main(args) -> int:
-    scenarios = load_paths([args.file])
+    scenarios = _changed(load_paths([args.file]), args.config, args.seed)
     side = recorded_path(args.file)
     try:
         with open(side, encoding="utf-8") as fh:
@@ -62,9 +74,32 @@ def main(args) -> int:
             race = res.races[0]
             rows = compare([tuple(e) for e in recorded[sc.name]],
                            events_of(race.frames, UNITS[sc.unit], race.start_dev_us),
-                           args.tolerance_us, ignore=frozenset({"event_seq"}))
+                           args.tolerance_us, ignore=REPLAY_IGNORES)
             for row in rows:
                 if args.all or row.kind != "same":
                     print(f"  {row.describe()}")
             print(f"  replay vs recording: {summary(rows)}")
     return worst
+
+
+def _changed(scenarios, settings: list[str], seed: int | None):
+    """The scenarios with --config's parameters and --seed put in place of the recorded ones."""
+    changes = {}
+    for text in settings:
+        name, sep, value = text.partition("=")
+        param = cat.PARAMS_BY_NAME.get(name.strip())
+        if not sep or param is None or not value.strip().isdigit():
+            raise UsageError(f"--config {text}: give NAME=VALUE with a parameter of the catalogue, "
+                             f"e.g. tie_window_us=50000")
+        if not param.min <= int(value) <= param.max:
+            raise UsageError(f"--config {text}: {param.name} is {param.min}..{param.max}")
+        changes[param.name] = int(value)
+    if seed is not None and not 0 <= seed <= 0xFFFFFFFF:
+        raise UsageError(f"--seed {seed}: a seed is a u32")
+    out = []
+    for sc in scenarios:
+        foreign = [name for name in changes if sc.unit not in cat.PARAMS_BY_NAME[name].units]
+        if foreign:
+            raise UsageError(f"--config {foreign[0]}: not a parameter of {sc.unit} ({sc.file}:{sc.line})")
+        out.append(replace(sc, config={**sc.config, **changes}, seed=sc.seed if seed is None else seed))
+    return out

@@ -233,6 +233,7 @@ class Runner:
         self._frontier = start - 1      # the latest event time the steps so far had to wait for
         self._file = sc.file
         events: list[Frame] = []
+        race.frames = events        # what came so far, kept if an anchor never comes (unohil replay compares it)
         anchors = {"start": start, "previous": start}
         unit = UNITS[sc.unit]
         scheduled: list[tuple[Step, int, int, int]] = []   # step, input, edge, time
