@@ -13,6 +13,8 @@ the release of a button never pressed: unplayable) is skipped in rig mode, sayin
 """
 from __future__ import annotations
 
+import math
+
 from protocol import catalogue as cat
 
 from harness.errors import ScheduleError
@@ -53,6 +55,10 @@ def unplayable(sc) -> str | None:
                     f"{step.line}, {step.text})")
     return None
 
+# the host's turnaround for the rig's commands, beyond their round trips: a busy host's scheduler tick, or
+# the interpreter's thread switch (5 ms) when the rig is served in this process (emurig:// on clock=real)
+RIG_TURNAROUND_US = 5000
+
 
 class RigUnitDriver(Driver):
     """The unit's driver in rig mode (session: the RigSession of this unit and its rig)."""
@@ -67,6 +73,20 @@ class RigUnitDriver(Driver):
         if name == "test_mode":
             return True         # the rig places every edge on an exact time, as test mode does
         return super().has_cap(name)
+
+    def stimulus_lead_us(self) -> int:
+        # the edge goes to the rig, at a time mapped through both clocks, and a button held is first let go
+        # (two RIG_EDGEs, each acknowledged), with the host's turnaround for the second device
+        rig = self.session.rig
+        return super().stimulus_lead_us() + 2 * rig.stimulus_lead_us() + RIG_TURNAROUND_US
+
+    def stimulus_placement_us(self) -> int:
+        # an edge at a rig time lands on the unit time that rig time maps to: exact only when both clocks
+        # are (the virtual clock); on a bench within both syncs' uncertainty and the rounding of the map
+        unit, rig = self.clock.estimate or self.sync_clock(), self.session.rig.clock.estimate
+        if unit.uncertainty_us == 0 and rig.uncertainty_us == 0:
+            return 0
+        return math.ceil(unit.uncertainty_us + rig.uncertainty_us) + 1
 
     def unit_to_rig(self, dev_us: int) -> int:
         return round(self.session.rig.clock.estimate.to_device(self.clock.estimate.to_host(dev_us)))

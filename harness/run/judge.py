@@ -19,10 +19,12 @@ BUDGETS = frozenset({"device_us", "processing_us", "host_us", "host_processing_u
 
 
 def judge(sc: Scenario, env: dict, race, events: list[Frame], scheduled: list[tuple[Step, int, int, int]], *,
-          host_timed: bool, clock: ClockEstimate | None, configs: list[dict[str, int]] | None = None) -> None:
+          host_timed: bool, clock: ClockEstimate | None, configs: list[dict[str, int]] | None = None,
+          placement_us: int = 0) -> None:
     """Judge one race from the events it produced and the stimuli it scheduled (step, input,
     edge, device time): fills the race's verdicts, latency, timing errors, failures, status.
-    configs: the configurations the race ran under (config steps change it), the first the scenario's."""
+    configs: the configurations the race ran under (config steps change it), the first the scenario's.
+    placement_us: how far from its time a scheduled stimulus may land (a rig's, mapped through two clocks)."""
     unit = UNITS[sc.unit]
     start = race.start_dev_us
     race.frames = events
@@ -31,9 +33,9 @@ def judge(sc: Scenario, env: dict, race, events: list[Frame], scheduled: list[tu
     if verdict_frames:
         race.latency = latency(verdict_frames[-1], clock)
     seen = [f for f in events if f.msg.NAME == "INPUT_SEEN"]
-    if host_timed:
+    if host_timed or placement_us:
         for step, inp, edge, at in scheduled:
-            f = _find_input(seen, inp, edge, at, exact=False)
+            f = _find_input(seen, inp, edge, at, host_timed, placement_us)
             if f is not None:
                 race.timing_errors_us.append(f.dev_us - at)
     fails = race.failures
@@ -46,7 +48,7 @@ def judge(sc: Scenario, env: dict, race, events: list[Frame], scheduled: list[tu
     for step, inp, edge, at in scheduled:
         if step.expect is None:
             continue
-        f = _find_input(seen, inp, edge, at, exact=not host_timed)
+        f = _find_input(seen, inp, edge, at, host_timed, placement_us)
         where = f"step at line {step.line} ({step.text} at {at - start} us)"
         if f is None:
             fails.append(f"{where}: the unit never reported the input")
@@ -190,18 +192,21 @@ def early_verdicts(verdicts: list[Frame], unit) -> list[str]:
     return out
 
 
-def _find_input(seen: list[Frame], inp: int, edge: str, at: int, exact: bool) -> Frame | None:
+def _find_input(seen: list[Frame], inp: int, edge: str, at: int, host_timed: bool, placement_us: int = 0
+                ) -> Frame | None:
+    """The unit's report of a stimulus scheduled at device time at: a host-timed INPUT's nearest report;
+    else an INJECT's, or a rig's edge (rig mode, SPEC 13.3: source physical), within placement_us of at."""
     action = ACTION[edge]
     best = None
     for f in seen:
         m = f.msg
         if m.input != inp or m.action != action:
             continue
-        if exact:
-            # injected; or physical, from a rig placing the edge on its exact time (rig mode, SPEC 13.3)
-            if f.dev_us == at and m.source in (SOURCE["injected"], SOURCE["physical"]):
-                return f
-        elif m.source == SOURCE["host"] and (best is None or abs(f.dev_us - at) < abs(best.dev_us - at)):
+        if host_timed:
+            ok = m.source == SOURCE["host"]
+        else:
+            ok = m.source in (SOURCE["injected"], SOURCE["physical"]) and abs(f.dev_us - at) <= placement_us
+        if ok and (best is None or abs(f.dev_us - at) < abs(best.dev_us - at)):
             best = f
     return best
 

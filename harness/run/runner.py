@@ -149,6 +149,9 @@ class Runner:
         if sc.timing == "exact" and self.host_timed:
             return ("needs test mode: its stimuli must land on exact device microseconds, which host-timed "
                     "presses cannot promise"), True
+        if sc.timing == "exact" and d.stimulus_placement_us():
+            return (f"needs its stimuli on exact device microseconds; through this rig they land within "
+                    f"{d.stimulus_placement_us()} us of their time (the two clocks' uncertainty)"), True
         return None
 
     def _recover(self, race: RaceResult | None = None) -> None:
@@ -297,9 +300,10 @@ class Runner:
         # An event lost at the very end has no later event to reveal its gap: ask the device how
         # far it got, so the race is judged on everything it said (or becomes a link error).
         d.confirm_events(events)
-        events = [f for f in events if f.dev_us >= start - 1]
+        # a stimulus at start lands up to its placement earlier (a rig's edge through two clocks)
+        events = [f for f in events if f.dev_us >= start - 1 - d.stimulus_placement_us()]
         judge(sc, env, race, events, scheduled, host_timed=self.host_timed, clock=d.clock.estimate,
-              configs=self._configs)
+              configs=self._configs, placement_us=d.stimulus_placement_us())
         if isinstance(d, RigUnitDriver):
             d.judge_race(sc, race, events, end)     # the rig's view beside the unit's (harness/rig/views.py)
 
@@ -374,7 +378,7 @@ class Runner:
             cast.append(f"{role} = player {button}")
         est = d.clock.estimate or d.sync_clock()
         if not (d.link.virtual and est.best_rtt_us == 0):
-            needed = est.best_rtt_us + 2 * int(est.uncertainty_us) + ROLE_SLACK_US
+            needed = self._lead()
             lead = t - d.device_now()
             if lead < needed:
                 raise ScheduleError(f"{where} names {', '.join(step.roles)}: who that is is known once the unit has "
@@ -410,7 +414,7 @@ class Runner:
         est = d.clock.estimate or d.sync_clock()
         if d.link.virtual and est.best_rtt_us == 0:
             return VIRTUAL_LEAD_US
-        return est.best_rtt_us + 2 * int(est.uncertainty_us) + ROLE_SLACK_US
+        return d.stimulus_lead_us() + ROLE_SLACK_US
 
     def _matching(self, pattern, events: list[Frame], since: int) -> Frame | None:
         """The first event at or after since that matches the pattern (by roles in force just before it)."""
@@ -434,8 +438,9 @@ class Runner:
 
     def _came(self, step: Step, first: int, next_t: int, events: list[Frame]) -> bool:
         """Whether a step repeated until an event has seen it, deciding on the repetition due at next_t:
-        the runner hears the unit up to the lead that repetition needs, then looks."""
-        hear_until = next_t - self._lead()
+        the runner hears the unit up to the lead that repetition needs, then looks. Hearing up to a device
+        time takes until its events can have arrived (the transit margin), so it stops that much earlier."""
+        hear_until = next_t - self._lead() - self.d.transit_margin_us()
         self._wait_time(hear_until, events)
         self.d.confirm_events(events)
         self._frontier = max(self._frontier, hear_until)

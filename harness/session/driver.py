@@ -758,6 +758,25 @@ class Driver:
             collect.extend(self.inbox)
         self.inbox.clear()
 
+    def transit_margin_us(self) -> int:
+        """How long after the host time of a device time its events may still be on their way: what
+        wait_until waits beyond it on a real link (0 on a virtual one, whose reads are exact)."""
+        if self.link.virtual:
+            return 0
+        est = self.clock.estimate or self.sync_clock()
+        return 2000 + int(2 * est.uncertainty_us) + est.best_rtt_us
+
+    def stimulus_lead_us(self) -> int:
+        """How far ahead of the device's now a stimulus must be sent to get there in time, the host's
+        turnaround aside: the link's round trip and the clock's uncertainty both ways."""
+        est = self.clock.estimate or self.sync_clock()
+        return est.best_rtt_us + 2 * int(est.uncertainty_us)
+
+    def stimulus_placement_us(self) -> int:
+        """How far from its scheduled device time a scheduled stimulus may land: 0, an INJECT lands on its
+        exact microsecond (SPEC 4.8)."""
+        return 0
+
     def wait_until(self, dev_us: int, collect: list | None = None, margin_us: int | None = None) -> None:
         """Return once every event up to device time dev_us has been received (into collect).
 
@@ -778,7 +797,7 @@ class Driver:
                 pass
         else:
             if margin_us is None:
-                margin_us = 2000 + int(2 * est.uncertainty_us) + est.best_rtt_us
+                margin_us = self.transit_margin_us()
             target = est.to_host(dev_us) + margin_us
             while self.link.now_us() < target:
                 self._raise_if_reset()
