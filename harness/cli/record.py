@@ -4,13 +4,16 @@ from __future__ import annotations
 import json
 import sys
 
+from rich.console import Console
+
 from harness.cli.exit import Exit
 from harness.errors import HarnessError, ScenarioError
 from harness.record.live import LiveRecording
 from harness.record.scenario import dump, events_of, scenario_of
 from harness.record.segments import segments_of
+from harness.record.view import RecordingView
+from harness.report.console import FORMATS
 from harness.report.files import check_writable, write_results
-from harness.run.judge import named_fields
 from harness.scenarios.load import loads
 from harness.scenarios.units import UNITS
 from harness.session.driver import Driver
@@ -29,6 +32,9 @@ def add_parser(sub) -> None:
     p.add_argument("-o", "--output", metavar="FILE", help="the scenario file to write (default: standard output)")
     p.add_argument("--duration", type=float, metavar="S", help="stop after S seconds of device time "
                                                                "(default: until Ctrl-C)")
+    p.add_argument("--format", choices=FORMATS, default="auto",
+                   help="the live view: rich (a panel of the latest events and counts), lines (one line per event), "
+                        "auto (rich on a terminal, default)")
     p.add_argument("--name", default="recorded", help="the scenarios' names start with this (default: recorded)")
     p.set_defaults(func=main)
 
@@ -89,17 +95,13 @@ def _live(args):
     with Driver.open(args.device) as d:
         rec = LiveRecording(d)
         rec.start()
-        unit = UNITS[d.kind]
-        origin = d.device_now()
-        print(f"recording {d.kind} unit {d.identity.serial} on {args.device}"
-              + (f" for {args.duration:g} s" if args.duration else "; Ctrl-C stops"), file=sys.stderr)
-
-        def show(f):
-            fields = " ".join(f"{k}={v}" for k, v in named_fields(f, unit).items())
-            print(f"{(f.dev_us - origin) / 1e6:12.6f} s  {f.msg.NAME:<18} {fields}", file=sys.stderr, flush=True)
-
+        title = (f"recording {d.kind} unit {d.identity.serial} on {args.device}"
+                 + (f" for {args.duration:g} s" if args.duration else "; Ctrl-C stops"))
+        # stderr: the scenario file may be standard output
+        view = RecordingView(Console(stderr=True), args.format, UNITS[d.kind], title, d.device_now())
         try:
-            rec.run(None if args.duration is None else round(args.duration * 1e6), show)
+            with view:
+                rec.run(None if args.duration is None else round(args.duration * 1e6), view.event)
         except KeyboardInterrupt:
             print("stopped: writing what was recorded", file=sys.stderr)
         segments = rec.segments()
