@@ -70,3 +70,20 @@ def test_a_scenario_needing_exact_microseconds_is_skipped_through_an_inexact_rig
     assert result.status is Outcome.SKIP
     assert "land within 5 us of their time" in result.error
     assert _through("", 0, sc).status is Outcome.PASS
+
+
+def test_waiting_for_a_time_already_past_still_reads_what_has_arrived():
+    # the runner hears the unit to a race's end, then the rig to the same instant: by then the rig's time is
+    # past, and its captures of that race sit in the link unread unless the wait reads what has arrived
+    d = open_rig_unit("emu://flash", "emurig://")
+    try:
+        s = d.session
+        s.rig.link.virtual = False          # heard as a real link is: the mapped time plus the transit margin
+        at = s.rig_now() + 20_000
+        s.edge(at, "player_0", "press")
+        d.wait_until(round(s.rig_to_unit(at)) + 100_000)      # the shared clock moves on, the rig unread
+        got: list = []
+        s.rig.wait_until(at, collect=got)
+        assert [(f.msg.NAME, f.dev_us) for f in got if f.msg.NAME == "RIG_CAPTURE"] == [("RIG_CAPTURE", at)]
+    finally:
+        d.close()

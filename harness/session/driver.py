@@ -803,6 +803,10 @@ class Driver:
                 self._raise_if_reset()
                 self._check_recovery()
                 self._pump(int(target))
+            # a target already past (another device was waited for first) waits for nothing, but what has
+            # arrived by now is still read: events up to dev_us may be sitting in the link's buffer
+            while self._pump(self.link.now_us()):
+                pass
         self._raise_if_reset()
         if collect is not None:
             collect.extend(self.inbox)
