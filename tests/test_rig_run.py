@@ -250,3 +250,46 @@ def test_a_lamp_the_unit_switches_after_its_verdict_counts_from_the_verdict():
     verdict = next(f for f in race.frames if f.msg.NAME == "SD_VERDICT").dev_us - race.start_dev_us
     assert [(o["output"], o["decision_us"], o["unit_us"] - verdict, o["decision_to_output_us"])
             for o in view["outputs"]] == [("launch", verdict, 0, 0), ("red", verdict, 30_000, 30_000)]
+
+
+def _replace_field(f, **fields):
+    """A copy of frame f whose message has these fields changed (as a unit reporting them wrong would send)."""
+    from protocol import Frame
+    m = f.msg
+    names = [fd.name for fd in m.DEF.fields]
+    values = [fields.get(n, getattr(m, n)) for n in names]
+    g = Frame(f.version, f.seq, f.time_us, type(m)(*values))
+    g.dev_us = f.dev_us
+    return g
+
+
+@pytest.mark.parametrize("broken, says", [
+    ("early", "rig.timestamp_error_us: expected [-100, 100] us, got -150 us"),
+    ("unreported", "rig.timestamp_error_us: the unit reported no paddle_a press driven at"),
+    ("reaction", "rig.reaction_error_us: expected [-100, 2100] us, got 5000 us"),
+])
+def test_a_unit_wrong_about_its_presses_fails_the_rig_expectation(broken, says):
+    # the library's first-press rig scenario, its events as a broken unit would report them: the press of A
+    # stamped 150 us before its edge, never reported, or its reaction counted 5 ms long
+    from harness.rig.views import check, race_view
+    d = open_rig_unit("emu://showdown", "emurig://")
+    try:
+        sc = next(sc for sc in load_paths([str(SHOWDOWN_RIG)]) if "first press" in sc.name)
+        race = Runner(d).run(sc).races[0]
+        assert race.status == "pass", race.failures
+        s = d.session
+        a = cat.UNITS["showdown"].inputs["paddle_a"]
+        press_a = next(f for f in race.frames if f.msg.NAME == "INPUT_SEEN" and f.msg.input == a)
+        verdict = next(f for f in race.frames if f.msg.NAME == "SD_VERDICT")
+        events = list(race.frames)
+        if broken == "early":
+            events[events.index(press_a)] = _later(press_a, -150)
+        elif broken == "unreported":
+            events.remove(press_a)
+        else:
+            events[events.index(verdict)] = _replace_field(verdict, reaction_a_us=verdict.msg.reaction_a_us + 5000)
+        view = race_view(s, d.driven, events, s.seen, race.start_dev_us, "SD_VERDICT")
+        fails = check(sc.expectations, view, race.env)
+        assert any(says in f for f in fails), fails
+    finally:
+        d.close()

@@ -8,6 +8,8 @@ line, named "loopback": a pulse round it measures the rig's own floor.
 """
 from __future__ import annotations
 
+import math
+
 from protocol import catalogue as cat, msg as M
 from protocol.devtime import wrap
 
@@ -51,6 +53,14 @@ class RigSession:
     def rig_now(self) -> int:
         """The rig's time now, as best known: its last word or the time sync, whichever is later."""
         return max(self.rig.device_now(), self.rig.last_reply_dev_us, self.last_edge_us - AHEAD_US)
+
+    def placement_us(self) -> int:
+        """How far from its unit time a rig edge may land: both syncs' uncertainty and the map's rounding; 0 when
+        both clocks are exact (the virtual clock)."""
+        unit, rig = self.unit.clock.estimate or self.unit.sync_clock(), self.rig.clock.estimate or self.rig.sync_clock()
+        if unit.uncertainty_us == 0 and rig.uncertainty_us == 0:
+            return 0
+        return math.ceil(unit.uncertainty_us + rig.uncertainty_us) + 1
 
     def rig_to_unit(self, rig_us: float) -> float:
         """A rig time as unit time, through both time syncs (uncertain by both estimates' uncertainty)."""

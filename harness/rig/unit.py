@@ -13,7 +13,6 @@ the release of a button never pressed: unplayable) is skipped in rig mode, sayin
 """
 from __future__ import annotations
 
-import math
 
 from protocol import catalogue as cat
 
@@ -81,12 +80,8 @@ class RigUnitDriver(Driver):
         return super().stimulus_lead_us() + 2 * rig.stimulus_lead_us() + RIG_TURNAROUND_US
 
     def stimulus_placement_us(self) -> int:
-        # an edge at a rig time lands on the unit time that rig time maps to: exact only when both clocks
-        # are (the virtual clock); on a bench within both syncs' uncertainty and the rounding of the map
-        unit, rig = self.clock.estimate or self.sync_clock(), self.session.rig.clock.estimate
-        if unit.uncertainty_us == 0 and rig.uncertainty_us == 0:
-            return 0
-        return math.ceil(unit.uncertainty_us + rig.uncertainty_us) + 1
+        # an edge at a rig time lands on the unit time that rig time maps to, through both clocks
+        return self.session.placement_us()
 
     def unit_to_rig(self, dev_us: int) -> int:
         return round(self.session.rig.clock.estimate.to_device(self.clock.estimate.to_host(dev_us)))

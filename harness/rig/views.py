@@ -98,24 +98,27 @@ def figure_values(view: dict) -> dict[str, list[int]]:
 
 
 def _slack(s: RigSession) -> int:
-    """How far the two clocks' mapping may be off: both time syncs' uncertainty (0 on the virtual clock)."""
-    return int(s.unit.clock.estimate.uncertainty_us + s.rig.clock.estimate.uncertainty_us + 0.999)
+    """How far the two clocks' mapping may be off (0 on the virtual clock)."""
+    return s.placement_us()
 
 
 def _presses(s: RigSession, driven: list[Driven], by_sid: dict[int, int], events: list[Frame], slack: int) -> list:
-    """Each driven edge (in the order driven) with the unit's INPUT_SEEN of it: the first of that input and edge
-    at or after the driven time and before the next such driven edge; none when the edge never reached the
-    unit (a button already where it was driven, a pulse the debounce swallowed)."""
+    """Each driven edge (in the order driven) with the unit's INPUT_SEEN of it: the first report of that input and
+    edge after the driven edge of them before it and before the one after it, early or late (a unit stamping
+    early is as wrong as one stamping late); none when no report came (the edge never reached the unit: a pulse
+    the debounce swallowed, a press the firmware missed)."""
     inputs = cat.UNITS[s.kind].inputs
     got = sorted(((by_sid[d.sid], d) for d in driven if d.sid in by_sid), key=lambda x: x[0])
     seen = [f for f in events if f.msg.NAME == "INPUT_SEEN"]
     used: set[int] = set()
     out = []
     for k, (t, d) in enumerate(got):
-        nxt = next((t2 for t2, d2 in got[k + 1:] if (d2.input, d2.action) == (d.input, d.action)), None)
+        same = [t2 for t2, d2 in got if (d2.input, d2.action) == (d.input, d.action)]
+        before = max((t2 for t2 in same if t2 < t), default=None)
+        after = min((t2 for t2 in same if t2 > t), default=None)
         f = next((f for f in seen if id(f) not in used and f.msg.input == inputs[d.input]
-                  and ACTION_NAMES[f.msg.action] == d.action and f.dev_us >= t - slack
-                  and (nxt is None or f.dev_us < nxt)), None)
+                  and ACTION_NAMES[f.msg.action] == d.action and (before is None or f.dev_us > before)
+                  and (after is None or f.dev_us < after)), None)
         if f is not None:
             used.add(id(f))
         out.append({"input": d.input, "action": d.action, "rig_us": t, "unit_us": None if f is None else f.dev_us,
@@ -133,8 +136,7 @@ def _reactions(i: int, v: Frame, presses: list[dict], watched: dict, s: RigSessi
     unit_ref = _unwrap_near(getattr(m, ref_field), v.dev_us)
     signal, name = REACTION_FROM[ref_field]
     if signal == "input":
-        rig_ref = next((p["rig_us"] for p in presses if p["input"] == name and p["action"] == "press"
-                        and p["unit_us"] == unit_ref), None)
+        rig_ref = _nearest(presses, name, unit_ref)
     else:
         line = s.line(signal, name)
         rig_ref = next((t for t, action in watched.get(line, ()) if action == "press" and t >= unit_ref - slack),
@@ -143,14 +145,22 @@ def _reactions(i: int, v: Frame, presses: list[dict], watched: dict, s: RigSessi
         return []
     out = []
     for who, reaction in _reaction_times(m):
-        press = next((p for p in presses if p["action"] == "press" and p["unit_us"] == unit_ref + reaction
-                      and (p["input"] == who or p["input"].endswith("_" + who))), None)
+        # the press of who nearest to where the unit says it was: a unit that counts its reaction wrong
+        # shows as a reaction error, never as a reaction left out
+        press = _nearest(presses, who, unit_ref + reaction)
         if press is None:
             continue
-        rig = press["rig_us"] - rig_ref
+        rig = press - rig_ref
         out.append({"verdict": i, "who": who, "unit_reaction_us": reaction, "rig_reaction_us": rig,
                     "reaction_error_us": reaction - rig})
     return out
+
+
+def _nearest(presses: list, who: str, unit_us: int) -> int | None:
+    """The rig time of the driven press of input who (or paddle_who) nearest unit time unit_us, by the driven
+    time (a press the unit never reported counts where the rig drove it)."""
+    mine = [p for p in presses if p["action"] == "press" and (p["input"] == who or p["input"].endswith("_" + who))]
+    return min((p["rig_us"] for p in mine), key=lambda t: abs(t - unit_us), default=None)
 
 
 def _reaction_times(m) -> list[tuple[str, int]]:
@@ -226,6 +236,12 @@ def check(expectations: list[Expectation], view: dict, env: dict) -> list[str]:
             continue
         prefix = f"[when {exp.when_text}] " if exp.when is not None else ""
         for name, m in exp.rig.items():
+            if name == "timestamp_error_us":
+                lost = [p for p in view["presses"] if p["timestamp_error_us"] is None]
+                if lost:
+                    out.append(f"{prefix}rig.timestamp_error_us: the unit reported no {lost[0]['input']} "
+                               f"{lost[0]['action']} driven at {lost[0]['rig_us']} us"
+                               + (f" (nor {len(lost) - 1} more driven edge(s))" if len(lost) > 1 else ""))
             values = figure_values(view).get(name, [])
             if not values:
                 out.append(f"{prefix}rig.{name}: not measured in this race ({_unmeasured(name)})")
