@@ -100,8 +100,8 @@ def _showdown_clock(screen, now: int) -> str:
 def _flash_clock(screen, now: int) -> str:
     model = screen.device.model
     timer = "no timer runs" if model.due is None else f"timer {_seconds(model.remaining(now))} left"
-    return f"{timer} · players registered {[p + 1 for p in model.registered]}" + \
-        (f" · turn of player {model.current + 1}" if model.current is not None else "")
+    return f"{timer} · players registered {sorted(model.registered)}" + \
+        (f" · turn of player {model.current}" if model.current is not None else "")
 
 
 def _launcher_clock(screen, now: int) -> str:
@@ -273,7 +273,7 @@ class Screen:
         for name, light in ENUMS[light_enum].__members__.items():
             if model.light_key(light, 1) != model.light_key(light, 0) and hasattr(model, "players"):
                 # one lamp per Player button: each is shown, lit or not
-                shown += [f"{name} {b + 1} {enum_name('light_mode', model.light_mode(light, b))}"
+                shown += [f"{name} {b} {enum_name('light_mode', model.light_mode(light, b))}"
                           for b in range(model.players)]
                 continue
             lit = [value for key, value in model.lights.items() if key[0] == light]

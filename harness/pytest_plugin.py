@@ -87,6 +87,10 @@ def pytest_configure(config):
         config.addinivalue_line("markers", f"{marker_name(tag)}: uno-hil scenario tag {tag}")
     config._unohil_scenarios = _scenario_globs(config)
     config._unohil_rig = _rig_url(config)
+    if config.getoption("--hil-attended") and _workers(config):
+        # a worker's output is captured until its test ends: a prompt would be seen only once it ran out
+        raise pytest.UsageError("--hil-attended shows each prompt on this terminal as its wait starts, which xdist "
+                                "workers cannot: run it without -n (one person, one unit at a time)")
     _check_pool_size(config)
 
 
@@ -95,6 +99,9 @@ def _rig_url(config) -> str | None:
     rig = config.getoption("--hil-rig") or config.getini("hil_rig") or None
     if rig is not None and len(config.getoption("--hil-device")) != 1:
         raise pytest.UsageError("--hil-rig (hil_rig) needs one --hil-device: the unit the rig is wired to")
+    if rig is not None and config.getoption("--hil-host-timed"):
+        raise pytest.UsageError("--hil-rig and --hil-host-timed: in rig mode the rig presses the unit's buttons at "
+                                "rig times, the host sends no INPUT; give one of them")
     return rig
 
 

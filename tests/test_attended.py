@@ -323,6 +323,10 @@ def test_the_pytest_plugin_skips_unless_hil_attended_and_then_shows_the_prompt(p
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["PROMPT press A on green: press paddle A when the light turns green",
                                  "UNANSWERED press A on green: not answered within 30 s*"])
+    result = pytester.runpytest_subprocess("--hil-attended", "-n", "2", "--hil-device", "emu://showdown",
+                                           "--hil-device", "emu://showdown?seed=2")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--hil-attended shows each prompt on this terminal*run it without -n*"])
 
 
 # ---- a person at a served unit, the CLI in another process ----

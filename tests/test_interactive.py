@@ -62,7 +62,7 @@ def test_flash_buttons_lights_and_a_held_key(unit):
     with Driver.open(u.path()) as d:
         u.keys("12p")
         selected = d.wait_for(lambda f: f.msg.NAME == "FL_SELECTED", 10_000_000, "FL_SELECTED")
-        u.wait_screen(rf"player {selected.msg.player + 1} on")
+        u.wait_screen(rf"player {selected.msg.player} on")  # numbered as the catalogue numbers them
         u.wait_screen(r"^state +turn")
         u.keys("B")                                # Shift: BUZZER held down until B again
         assert seen_input(d, "flash", "buzzer", PRESS).msg.source == PHYSICAL

@@ -158,7 +158,9 @@ def test_replay_without_its_recording_says_where_it_looked(tmp_path, capsys):
 @pytest.mark.parametrize("option, says", [
     (["--config", "tie_window=5"], "--config tie_window=5: give NAME=VALUE with a parameter of the catalogue"),
     (["--config", "tie_window_us=0"], "--config tie_window_us=0: tie_window_us is 1..100000"),
-    (["--config", "turn_long_us=5000000"], "--config turn_long_us: not a parameter of showdown (")])
+    (["--config", "turn_long_us=5000000"], "--config turn_long_us: not a parameter of showdown ("),
+    (["--config", "countdown_min_us=5000000"], "--config countdown_min_us=5000000: breaks the rule "
+                                               "countdown_min_us <= countdown_max_us")])
 def test_replay_with_a_changed_rule_names_a_bad_one(tmp_path, capsys, option, says):
     f = tmp_path / "x.yaml"
     f.write_text(GOOD)

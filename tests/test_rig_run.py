@@ -160,6 +160,7 @@ def test_rig_scenarios_are_skipped_without_a_rig(tmp_path, capsys):
     ("{decision_to_lamp_us: {max: 1}}", "a rig measures no 'decision_to_lamp_us' on the showdown unit; it measures: "
                                         "timestamp_error_us, reaction_error_us, decision_to_green_us"),
     ("{timestamp_error_us: {most: 1}}", "timestamp_error_us"),
+    ("{decision_to_loopback_us: {max: 1}}", "a rig measures no 'decision_to_loopback_us'"),   # the rig's own wire
     ("[timestamp_error_us]", "must be a mapping"),
 ])
 def test_a_bad_rig_expectation_is_one_error_at_its_place(rig, problem):
@@ -200,6 +201,13 @@ def test_unohil_run_in_rig_mode_reports_both_views(tmp_path, capsys):
     assert fs["rig"] == {"decision_to_launch_us": 0, "decision_to_red_us": 5000, "timestamp_error_us": 0}
     assert fs["results"][0]["rig"]["outputs"][0]["decision_to_output_us"] == 5000
     assert "rig_decision_to_red_us_worst=5000" in junit.read_text()
+
+
+def test_rig_mode_and_host_timed_presses_are_one_usage_error(capsys):
+    from harness.cli.app import main
+    assert main(["run", "-q", "--device", "emu://showdown", "--rig", "emurig://", "--host-timed",
+                 str(SHOWDOWN_RIG)]) == 2
+    assert "--rig and --host-timed: in rig mode the rig presses the unit's buttons" in capsys.readouterr().err
 
 
 SCENARIO_DIR = "scenarios"

@@ -101,5 +101,13 @@ def _changed(scenarios, settings: list[str], seed: int | None):
         foreign = [name for name in changes if sc.unit not in cat.PARAMS_BY_NAME[name].units]
         if foreign:
             raise UsageError(f"--config {foreign[0]}: not a parameter of {sc.unit} ({sc.file}:{sc.line})")
-        out.append(replace(sc, config={**sc.config, **changes}, seed=sc.seed if seed is None else seed))
+        config = {**sc.config, **changes}
+        unit = UNITS[sc.unit]
+        values = unit.with_defaults(config)
+        for rule in unit.cross_rules:       # SPEC 4.7: a configuration the unit would refuse is the command's mistake
+            if not rule.holds(values):
+                raise UsageError(f"--config {', '.join(f'{k}={v}' for k, v in changes.items())}: breaks the rule "
+                                 f"{rule.text} (" + ", ".join(f"{n} = {values[n]}" for n in rule.params)
+                                 + f") in {sc.file}:{sc.line}; the unit would refuse it")
+        out.append(replace(sc, config=config, seed=sc.seed if seed is None else seed))
     return out

@@ -105,6 +105,9 @@ def _rig_rack(args) -> Rack:
     from harness.rig.links import open_rig_unit
     if not args.device or len(args.device) != 1:
         raise UsageError("--rig needs one --device: the unit the rig is wired to")
+    if args.host_timed:
+        raise UsageError("--rig and --host-timed: in rig mode the rig presses the unit's buttons at rig times, the "
+                         "host sends no INPUT; give one of them")
     return Rack([open_rig_unit(args.device[0], args.rig)])
 
 

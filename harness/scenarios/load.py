@@ -1336,10 +1336,12 @@ def _has_checks(e: Expectation) -> bool:
 def rig_figures(unit: UnitVocab) -> list[str]:
     """The figures an expect: rig may check on this kind of unit (harness/rig/views.py computes them): the
     timestamp error of its presses, the reaction error if its verdict has reaction times, and the decision to
-    each output its reference rig wiring watches (messages.yaml rig.wiring)."""
+    each output of the unit its reference rig wiring watches (messages.yaml rig.wiring; not the rig's own
+    loopback, which no decision of the unit switches)."""
     out = ["timestamp_error_us"] + (["reaction_error_us"] if reaction_keys(unit) else [])
     if cat.RIG is not None:
-        out += list(dict.fromkeys(f"decision_to_{w.name}_us" for w in cat.RIG.wiring[unit.kind] if not w.drives))
+        out += list(dict.fromkeys(f"decision_to_{w.name}_us" for w in cat.RIG.wiring[unit.kind]
+                                  if not w.drives and w.signal != "loopback"))
     return out
 
 
