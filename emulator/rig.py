@@ -36,6 +36,9 @@ MODE_OFF = ENUMS["light_mode"].off
 
 #: how long a pulse output keeps its line active (the emulated units report these outputs as instants)
 PULSE_US = {"sound": 50_000, "launch": 20_000, "card": 5_000}
+SWITCHED_BY: dict[str, list] = {}       # the unit's event -> [(watched signal, what of it moves the line)]
+for _signal, _by in RIG.switched_by.items():
+    SWITCHED_BY.setdefault(_by.event, []).append((_signal, _by))
 RIG_BOOT_US = 1_000_000_000     # the rig's clock starts elsewhere than the unit's: no one mixes them up unseen
 
 
@@ -143,21 +146,14 @@ class Rig:
 
     # ---- the unit's outputs ----
     def unit_event(self, m, t: int) -> None:
-        name = m.NAME
-        if name == "LIGHT":
-            for w in self._watching(SIGNAL.light, m.light):
-                if self._same_lamp(m.light, w.target, m.target):
+        # what moves which watched line: the catalogue's rig.switched_by (SPEC 13.5)
+        for signal, by in SWITCHED_BY.get(m.NAME, ()):
+            for w in self._watching(SIGNAL[signal], None if by.field is None else getattr(m, by.field)):
+                if not by.level:
+                    self._pulse(w, t)
+                elif self._same_lamp(m.light, w.target, m.target):      # a level is a lamp: LIGHT's mode and target
                     on = m.mode != MODE_OFF and (m.target == NONE_U8 or w.target in (NONE_U8, m.target))
                     self._output(w, t, on)
-        elif name == "SOUND":
-            for w in self._watching(SIGNAL.sound, m.sound):
-                self._pulse(w, t)
-        elif name == "SD_LAUNCH":
-            for w in self._watching(SIGNAL.launch):
-                self._pulse(w, t)
-        elif name == "LA_CARD":
-            for w in self._watching(SIGNAL.card):
-                self._pulse(w, t)
 
     def _watching(self, signal: int, id_: int | None = None):
         return [w for w in self.wires.values() if w.signal == signal and (id_ is None or w.id == id_)]

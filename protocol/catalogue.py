@@ -304,6 +304,15 @@ class WireDef:
 
 
 @dataclass(frozen=True)
+class SwitchedBy:
+    """What moves a watched signal of a rig (messages.yaml `rig.switched_by`): the unit's event, its field naming
+    the lamp or sound (None: the event alone), and whether the line follows a level or gives a pulse."""
+    event: str
+    field: str | None = None
+    level: bool = False
+
+
+@dataclass(frozen=True)
 class RigDef:
     """The stimulus-and-capture rig (messages.yaml `rig`, SPEC 13): a device kind that is not a game unit."""
     kind: str
@@ -315,6 +324,7 @@ class RigDef:
     timing: dict[str, int]
     wiring: dict[str, tuple[WireDef, ...]]    # unit kind -> its reference wiring, in line order (loopback included)
     loopback: WireDef | None = None           # the rig's own wire, drive line id -> watched line (SPEC 13.7)
+    switched_by: dict[str, "SwitchedBy"] = field(default_factory=dict)     # watched signal -> what moves it
 
     def line_of(self, unit: str, signal: str, name: str | None = None, target: int | None = None) -> int:
         """The line of the reference wiring of a unit kind that carries this signal (input or light name...)."""
@@ -346,7 +356,8 @@ def _rig(raw: dict) -> RigDef:
                   timing=dict(raw["timing"]),
                   wiring={unit: tuple(sorted([*(_wire(unit, w) for w in ws), *own], key=lambda w: w.line))
                           for unit, ws in raw["wiring"].items()},
-                  loopback=loopback)
+                  loopback=loopback,
+                  switched_by={signal: SwitchedBy(**spec) for signal, spec in raw.get("switched_by", {}).items()})
 
 
 RIG: RigDef | None = _rig(RAW["rig"]) if "rig" in RAW else None

@@ -44,7 +44,8 @@ _UNIT = {"title": True, "section": True, "verdict": True, "outcome_field": True,
          "drawn_times": False, "fresh_states": False}
 _TIMER = {"after": True, "delay": True, "frozen_by": False, "when": False}
 _RIG = {"kind": True, "title": True, "section": True, "lines": True, "power_on_state": True, "capabilities": True,
-        "timing": True, "wiring": True, "loopback": False}
+        "timing": True, "wiring": True, "loopback": False, "switched_by": False}
+_SWITCHED_BY = {"event": True, "field": False, "level": False}
 RIG_TIMING = ("resolution_us", "drive_error_us", "capture_error_us", "line_skew_us", "fairness_bound_us")
 _WIRE = {"line": True, "signal": True, "id": False, "target": False, "polarity": False}
 _LOOPBACK = {"line": True, "drive": True}
@@ -448,6 +449,30 @@ class _Reader:
             out["wiring"][kind] = self.wiring(v, f"rig wiring {kind}", kind, out["lines"])
         if "loopback" in m:
             out["loopback"] = self.loopback(m["loopback"][1], out["lines"], out["wiring"])
+        if "switched_by" in m:
+            out["switched_by"] = self.switched_by(m["switched_by"][1], out["wiring"])
+        return out
+
+    def switched_by(self, node, wiring: dict) -> dict:
+        """What moves each watched signal: an event message, its field naming the line's id, level or pulse;
+        every signal a reference wiring watches is moved by one."""
+        events = {msg["name"]: [f["name"] for f in msg.get("fields", ())] for msg in self.raw["messages"]
+                  if msg.get("class") == "event"}
+        watched = sorted({w["signal"] for wires in wiring.values() for w in wires if w["signal"] != "input"})
+        out = {}
+        for signal, (k, v) in self.mapping(node, "rig switched_by").items():
+            self.one_of(k, "rig switched_by", watched, "watched signal")
+            m = self.mapping(v, f"rig switched_by {signal}", _SWITCHED_BY)
+            entry = {"event": self.one_of(m["event"][1], f"rig switched_by {signal} event", list(events), "event")}
+            if "field" in m:
+                entry["field"] = self.one_of(m["field"][1], f"rig switched_by {signal} field", events[entry["event"]],
+                                             f"field of {entry['event']}")
+            if "level" in m:
+                entry["level"] = self.value(m["level"][1], f"rig switched_by {signal} level", (bool,), "true or false")
+            out[signal] = entry
+        missing = [sig for sig in watched if sig not in out]
+        if missing:
+            self.fail(node, "rig switched_by", f"nothing moves the watched signal {missing[0]}")
         return out
 
     def loopback(self, node, lines: int, wiring: dict) -> dict:

@@ -62,6 +62,19 @@ def test_a_bad_loopback_fails_at_its_line(new, problem):
     assert str(exc.value).startswith("messages.yaml:")
 
 
+@pytest.mark.parametrize("old, new, problem", [
+    ("launch: {event: SD_LAUNCH}", "launch: {event: SD_LAUNCHED}", "unknown event 'SD_LAUNCHED'"),
+    ("sound: {event: SOUND, field: sound}", "sound: {event: SOUND, field: tone}", "unknown field of SOUND 'tone'"),
+    ("    card: {event: LA_CARD}\n", "", "nothing moves the watched signal card"),
+    ("launch: {event: SD_LAUNCH}", "launch: {event: SD_LAUNCH, level: 1}", "true or false"),
+])
+def test_what_moves_a_watched_line_is_checked_at_its_line(old, new, problem):
+    assert old in YAML
+    with pytest.raises(CatalogueError, match=problem) as exc:
+        load_catalogue(YAML.replace(old, new, 1))
+    assert str(exc.value).startswith("messages.yaml:")
+
+
 # ---- the loopback on the emulated rig ----
 
 def test_a_rig_served_on_its_own_loops_a_drive_line_back_and_refuses_bad_loopbacks():

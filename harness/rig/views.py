@@ -33,8 +33,7 @@ from harness.scenarios import expr
 ORIGIN = cat.ENUM_VALUES["rig_origin"]
 ACTION_NAMES = {v: k for k, v in cat.ENUM_VALUES["action"].items()}
 #: the unit's events that switch an output: event -> (rig_signal of the line watching it, the field naming it)
-OUTPUT_EVENTS = {"LIGHT": ("light", "light"), "SOUND": ("sound", "sound"), "SD_LAUNCH": ("launch", None),
-                 "LA_CARD": ("card", None)}
+OUTPUT_EVENTS = {b.event: (signal, b.field) for signal, b in cat.RIG.switched_by.items()}
 #: what a verdict's reaction times count from: its time field -> what the rig sees of it (signal, name).
 #: The SPEC's reaction fields: SD_VERDICT reaction_X_us = press_X_us - green_us (the green lamp's onset);
 #: FL_BUZZER_VERDICT reaction_us[i] = player i's press - buzzer_us (the BUZZER press).
