@@ -86,8 +86,12 @@ def _unwrap_near(u32: int, near: int) -> int:
 FLASH_PAIR = ("player_0", "player_1")          # the two seats raced by default; player_2 presses BUZZER
 
 
+BUTTONS = cat.UNITS["flash"].roles.buttons        # button i (FL_SELECTED.player, reaction_us[i]) -> its input
+
+
 def seat_index(seat: str) -> int:
-    return cat.UNITS["flash"].inputs[seat]
+    """The button number of a seat's input: what FL_SELECTED.player and the verdict's arrays index by."""
+    return BUTTONS.index(seat)
 
 
 def buzzer_presser(seats) -> str:
@@ -96,9 +100,8 @@ def buzzer_presser(seats) -> str:
 
 
 def seat_names() -> list[str]:
-    """Every seat a Flash base can have, in order (a base has the first IDENTITY.players of them)."""
-    inputs = cat.UNITS["flash"].inputs
-    return sorted((n for n in inputs if n.startswith("player_")), key=inputs.get)
+    """Every seat a Flash base can have, in button order (a base has the first IDENTITY.players of them)."""
+    return list(BUTTONS)
 
 
 def flash_setup(s: RigSession, tie_us: int | None = None) -> None:
@@ -122,7 +125,7 @@ def flash_race(s: RigSession, offset_us: int, rng: random.Random, seats=FLASH_PA
     selected = s.wait_unit("FL_SELECTED")
     at = start + 100_000
     while selected.msg.player != seat_index(presser):     # the current player presses their button: the next turn
-        s.press(at, f"player_{selected.msg.player}", 20_000)
+        s.press(at, BUTTONS[selected.msg.player], 20_000)
         selected = s.wait_unit("FL_SELECTED")
         at += 100_000
     s.press(at, "buzzer", 20_000)

@@ -143,7 +143,7 @@ def _reactions(i: int, v: Frame, presses: list[dict], watched: dict, s: RigSessi
     if rig_ref is None:
         return []
     out = []
-    for who, reaction in _reaction_times(m):
+    for who, reaction in _reaction_times(m, s.kind):
         # the press of who nearest to where the unit says it was: a unit that counts its reaction wrong
         # shows as a reaction error, never as a reaction left out
         press = _nearest(presses, who, unit_ref + reaction)
@@ -162,12 +162,14 @@ def _nearest(presses: list, who: str, unit_us: int) -> int | None:
     return min((p["rig_us"] for p in mine), key=lambda t: abs(t - unit_us), default=None)
 
 
-def _reaction_times(m) -> list[tuple[str, int]]:
-    """(who, reaction) of every reaction time a verdict carries (none left out)."""
+def _reaction_times(m, kind: str) -> list[tuple[str, int]]:
+    """(who, reaction) of every reaction time a verdict carries (none left out); an array's element i is button
+    i's (the catalogue's roles.buttons)."""
     out = []
     for fd in m.DEF.fields:
         if fd.name == "reaction_us":
-            out += [(f"player_{k}", x) for k, x in enumerate(m.reaction_us) if x != cat.NONE_I32]
+            buttons = cat.UNITS[kind].roles.buttons
+            out += [(buttons[k], x) for k, x in enumerate(m.reaction_us) if x != cat.NONE_I32]
         elif fd.name.startswith("reaction_") and fd.name.endswith("_us") and getattr(m, fd.name) != cat.NONE_I32:
             out.append((fd.name[len("reaction_"):-len("_us")], getattr(m, fd.name)))
     return out
