@@ -10,7 +10,7 @@ from harness.scenarios import roles as rl
 from harness.scenarios.load import (BUILTIN_ANCHORS, CASE_KEYS, COMPARE_KEYS, EXPECT_KEYS, LATENCY_METRICS,
                                     STEP_ACTIONS, STEP_COMMON, TOP_KEYS, reaction_keys,
                                     rig_figures)
-from harness.scenarios.units import TAGS, UNITS, UnitVocab
+from harness.scenarios.units import RIG_ANCHORS, TAGS, UNITS, UnitVocab
 
 SCHEMA_ID = "https://uno-hil.invalid/schemas/scenario.json"    # a name, not a place: nothing is fetched
 U32 = 0xFFFFFFFF
@@ -19,7 +19,7 @@ _EXPRESSION = {"type": "string", "pattern": r"^\s*[A-Za-z_0-9(]", "description":
 
 
 def _time(unit: UnitVocab | None) -> dict:
-    anchors = list(BUILTIN_ANCHORS) + (sorted(unit.anchors) if unit else [])
+    anchors = list(BUILTIN_ANCHORS) + (sorted(unit.anchors) + sorted(RIG_ANCHORS[unit.kind]) if unit else [])
     return {"description": "a device time: an anchor plus an offset in us ('green + 180000'), 'next ANCHOR', "
                            "or an offset from the race start (an integer, or an expression of sweep variables)",
             "anyOf": [{"type": "integer", "minimum": 0},

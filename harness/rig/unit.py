@@ -57,6 +57,7 @@ def unplayable(sc) -> str | None:
 # the host's turnaround for the rig's commands, beyond their round trips: a busy host's scheduler tick, or
 # the interpreter's thread switch (5 ms) when the rig is served in this process (emurig:// on clock=real)
 RIG_TURNAROUND_US = 5000
+ORIGIN_WATCHED = cat.ENUM_VALUES["rig_origin"]["watched"]
 
 
 class RigUnitDriver(Driver):
@@ -82,6 +83,30 @@ class RigUnitDriver(Driver):
     def stimulus_placement_us(self) -> int:
         # an edge at a rig time lands on the unit time that rig time maps to, through both clocks
         return self.session.placement_us()
+
+    def seen(self, line: int, previous: int, next_: bool, timeout_us: int, what: str) -> int:
+        """Unit time at which the rig saw watched line go active (a step's seen_X anchor): the latest capture at or
+        before previous, else the first to come; with next_, the first at or after previous."""
+        s = self.session
+        s.seen.extend(s.rig.inbox)          # what the rig said while the unit was heard
+        s.rig.inbox.clear()
+        press = cat.ENUM_VALUES["action"]["press"]
+
+        def active(f) -> bool:
+            return f.msg.NAME == "RIG_CAPTURE" and f.msg.line == line and f.msg.action == press \
+                and f.msg.origin == ORIGIN_WATCHED
+
+        times = [round(s.rig_to_unit(f.dev_us)) for f in s.seen if active(f)]
+        if next_:
+            times = [t for t in times if t >= previous]
+            if times:
+                return times[0]
+        elif times:
+            before = [t for t in times if t <= previous]
+            return before[-1] if before else times[0]
+        f = s.rig.wait_for(lambda f: active(f) and (not next_ or s.rig_to_unit(f.dev_us) >= previous),
+                           timeout_us, what, collect=s.seen)
+        return round(s.rig_to_unit(f.dev_us))
 
     def unit_to_rig(self, dev_us: int) -> int:
         return round(self.session.rig.clock.estimate.to_device(self.clock.estimate.to_host(dev_us)))

@@ -26,7 +26,7 @@ from harness.rig.unit import RigUnitDriver, unplayable
 from harness.run.results import RaceResult, ScenarioResult
 from harness.scenarios import expr, roles as rl
 from harness.scenarios.model import REP, RoleMatcher, Scenario, Step, TimeMatcher
-from harness.scenarios.units import UNITS
+from harness.scenarios.units import RIG_ANCHORS, UNITS
 from harness.session.driver import Driver
 from harness.session.outage import Outage
 from harness.session.prepare import prepare
@@ -134,7 +134,7 @@ class Runner:
             if why is not None:
                 return why, False
         elif sc.needs_rig:
-            return "needs a rig (--rig URL): it checks the physical view (expect: rig)", False
+            return f"needs a rig (--rig URL): {sc.needs_rig}", False
         unmet = [need for need in sc.needs if d.has_cap(need.removeprefix("no ")) == need.startswith("no ")]
         if unmet:
             # written for another form of the unit (SD-11's two kinds of tie), or for a capability
@@ -251,6 +251,9 @@ class Runner:
                 anchors[step.at.anchor] = self._anchor(unit.anchors[step.at.anchor], step.at, anchors["previous"],
                                                        max(last_t, anchors["previous"]), events, sc, step)
                 self._frontier = max(self._frontier, anchors[step.at.anchor])
+            elif step.at.anchor in RIG_ANCHORS[sc.unit]:
+                anchors[step.at.anchor] = self._seen(step, anchors["previous"], max(last_t, anchors["previous"]), sc)
+                self._frontier = max(self._frontier, anchors[step.at.anchor])
             t = step.at.resolve(anchors, env)
             if step.roles:
                 step = self._cast(step, anchors[step.at.anchor], t, events, race)
@@ -337,22 +340,44 @@ class Runner:
         f = self._wait_event(lambda f: f.msg.NAME == name, self._until(sc, name, since), what, events)
         return f.dev_us
 
+    def _seen(self, step: Step, previous: int, since: int, sc: Scenario) -> int:
+        """Unit time of a rig anchor (seen_X): the rig's capture of that watched line going active, chosen as an
+        event anchor's event is (the latest at or before the previous step's time, else the first to come; with
+        next, the first at or after it). Waited for as long as the unit may take for any of its anchor events."""
+        unit = UNITS[sc.unit]
+        bound = max(unit.latest_us(e, self._config) for e in unit.anchors.values())
+        deadline, how = self._until_bound(sc, bound, "the most the unit takes for any event a step counts from", since)
+        what = f"{step.at.anchor} (the rig's capture of line {RIG_ANCHORS[sc.unit][step.at.anchor]}, anchor of step " \
+               f"at line {step.line} in {sc.name!r})"
+        try:
+            return self.d.seen(RIG_ANCHORS[sc.unit][step.at.anchor], previous, step.at.next,
+                               max(0, deadline - self.d.now_us()), what)
+        except WaitTimeout:
+            raise _Missing(f"no {what} {how}") from None
+
     def _until(self, sc: Scenario, event: str, since: int) -> tuple[int, str]:
         """Until when (host time) to wait for event, and how that was decided, to say if it never comes.
 
         The unit's own bound for it after the latest step time (the catalogue's latest_after_input over
         the scenario's configuration) plus WAIT_MARGIN_US; a scenario's timeout_us, from now, instead."""
+        unit = UNITS[sc.unit]
+        if sc.timeout_us is not None:
+            return self._until_bound(sc, 0, "", since)
+        return self._until_bound(sc, unit.latest_us(event, self._config),
+                                 f"{unit.latest_after_input[event].text}, the most it takes the unit", since)
+
+    def _until_bound(self, sc: Scenario, bound: int, why: str, since: int) -> tuple[int, str]:
+        """The wait's deadline (host time) and how it was decided: the scenario's timeout_us from now, else bound
+        (why it is the bound) after the step time since, plus WAIT_MARGIN_US."""
         d = self.d
         if sc.timeout_us is not None:
             return d.now_us() + sc.timeout_us, f"within {duration(sc.timeout_us)} (the scenario's timeout_us)"
-        unit = UNITS[sc.unit]
-        bound = unit.latest_us(event, self._config)
         deadline = since + bound + WAIT_MARGIN_US
         est = d.clock.estimate or d.sync_clock()
         start = self._race_ref.start_dev_us
         return int(est.to_host(deadline)), (
-            f"by {duration(deadline - start)}: {duration(bound)} ({unit.latest_after_input[event].text}, the most it "
-            f"takes the unit) after the step time {duration(since - start)}, plus a margin of {duration(WAIT_MARGIN_US)}")
+            f"by {duration(deadline - start)}: {duration(bound)} ({why}) after the step time "
+            f"{duration(since - start)}, plus a margin of {duration(WAIT_MARGIN_US)}")
     def _cast(self, step: Step, anchor_t: int, t: int, events: list[Frame], race: RaceResult) -> Step:
         """The step with the players its roles name: the roles in force at its anchor time, as the
         unit reported them up to then. The runner waits for those reports (and asks the unit how far

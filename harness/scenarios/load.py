@@ -22,12 +22,12 @@ from harness.errors import Problem, ScenarioError
 from harness.scenarios import expr, roles as rl
 from harness.scenarios.model import (REP, Comparison, EventPattern, Expectation, Matcher, NameTemplate, RoleMatcher,
                                      Scenario, Step, TimeMatcher, TimeSpec)
-from harness.scenarios.units import UNITS, UnitVocab
+from harness.scenarios.units import RIG_ANCHORS, UNITS, UnitVocab
 
 BUILTIN_ANCHORS = ("start", "previous")
 #: Every anchor of every unit kind: a sweep variable named like one would rebind it (in some file,
 #: if not this one), so no sweep variable may take such a name.
-ALL_ANCHORS = frozenset(BUILTIN_ANCHORS).union(*(u.anchors for u in cat.UNITS.values()))
+ALL_ANCHORS = frozenset(BUILTIN_ANCHORS).union(*(u.anchors for u in cat.UNITS.values()), *RIG_ANCHORS.values())
 #: Other names the language gives a meaning: the race index, "next green", the functions, Python's keywords.
 RESERVED_NAMES = frozenset({"race", "rep", "next", "abs", "max", "min"}) | frozenset(keyword.kwlist)
 
@@ -546,13 +546,15 @@ def _time(v: _Validator, node: yaml.Node, key: str, unit: UnitVocab | None, vari
     if len(text) > MAX_EXPR_CHARS:
         v.err(node, key, f"{len(text)} characters; a time is at most {MAX_EXPR_CHARS} (MAX_EXPR_CHARS)")
         return None
-    anchors = set(BUILTIN_ANCHORS) | (set(unit.anchors) if unit else set())
+    # an event anchor: the unit's event, or in rig mode what the rig saw of the unit (seen_...)
+    events = (set(unit.anchors) | set(RIG_ANCHORS[unit.kind])) if unit else set()
+    anchors = set(BUILTIN_ANCHORS) | events
     is_next = False
     if text.startswith("next ") and not isinstance(raw, int):
         is_next = True
         rest_text = text[5:].strip()
         head = rest_text.split("+")[0].split("-")[0].strip()
-        if head in BUILTIN_ANCHORS or not (unit and head in unit.anchors):
+        if head in BUILTIN_ANCHORS or head not in events:
             v.err(node, key, f"'next' goes before an event anchor ({', '.join(sorted(unit.anchors)) if unit else ''}), "
                              f"not {head!r}")
             return None
@@ -1214,7 +1216,8 @@ def _anchored(node: yaml.Node, unit: UnitVocab) -> bool:
     if not isinstance(raw, str):
         return False
     head = re.match(r"\s*([A-Za-z_][A-Za-z_0-9]*)", raw)
-    return head is not None and (head[1] in unit.anchors or head[1] in BUILTIN_ANCHORS or head[1] == "next")
+    return head is not None and (head[1] in unit.anchors or head[1] in BUILTIN_ANCHORS or head[1] == "next"
+                                 or head[1] in RIG_ANCHORS[unit.kind])
 
 
 def _time_matcher(v: _Validator, node: yaml.Node, key: str, unit: UnitVocab) -> TimeMatcher | bool:
@@ -1235,6 +1238,10 @@ def _time_matcher(v: _Validator, node: yaml.Node, key: str, unit: UnitVocab) -> 
             v.err(n, k, "give every bound from an anchor ('green + 1000', 'start + 5000') when one is")
             return None
         t = _time(v, n, k, unit, v.variables, v.sweep)
+        if t is not None and t.anchor in RIG_ANCHORS[unit.kind]:
+            v.err(n, k, f"an expected time counts from the unit's own events, not from what the rig saw "
+                        f"({t.anchor}); the rig's view is checked with expect: rig")
+            return None
         if t is not None and (t.anchor == "previous" or t.next):
             v.err(n, k, "an expected time counts from start or an event anchor (the latest such event at or "
                         "before the event judged), not previous or next")

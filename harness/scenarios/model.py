@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.scenarios import expr
+from harness.scenarios.units import RIG_ANCHORS
 
 #: The repetition index of a step repeated with times (0, 1, ...): a name its input names may use.
 REP = "rep"
@@ -227,9 +228,14 @@ class Scenario:
         return any(st.prompt is not None for st in self.steps)
 
     @property
-    def needs_rig(self) -> bool:
-        """Whether it checks the physical view (expect: rig): it runs only through a rig."""
-        return any(e.rig for e in self.expectations)
+    def needs_rig(self) -> str | None:
+        """Why it runs only through a rig (it checks the physical view, or a step counts from what the rig sees),
+        or None."""
+        if any(e.rig for e in self.expectations):
+            return "it checks the physical view (expect: rig)"
+        seen = next((st.at.anchor for st in self.steps if st.at is not None and st.at.anchor in RIG_ANCHORS[self.unit]),
+                    None)
+        return None if seen is None else f"a step counts from what the rig sees ({seen})"
 
     @property
     def verdict_count(self) -> int:

@@ -27,6 +27,27 @@ UNITS: dict[str, UnitVocab] = {
     for kind, u in cat.UNITS.items()
 }
 
+def rig_anchors(kind: str) -> dict[str, int]:
+    """Anchors on what a rig sees of a unit (rig mode, docs/rig.md): seen_NAME, and seen_NAME_TARGET for a lamp
+    per target, for each watched line of the kind's reference wiring (messages.yaml rig.wiring) -> that line.
+    The time is the line's capture going active, in unit time."""
+    if cat.RIG is None:
+        return {}
+    unit = UNITS[kind]
+    target_enum = unit.enum_for("LIGHT", "target")
+    out = {}
+    for w in cat.RIG.wiring[kind]:
+        if w.drives or w.signal == "loopback":
+            continue
+        name = f"seen_{w.name}"
+        if w.signal == "light" and w.target != cat.NONE_U8:
+            name += "_" + (cat.enum_name(target_enum, w.target) if target_enum else str(w.target))
+        out[name] = w.line
+    return out
+
+
+RIG_ANCHORS: dict[str, dict[str, int]] = {kind: rig_anchors(kind) for kind in UNITS}
+
 #: The documented tag vocabulary.
 TAGS = (
     "first-press", "false-start", "both-early", "tie", "line-tiebreak", "even-split", "no-press", "boundary",
