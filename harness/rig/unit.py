@@ -13,7 +13,6 @@ the release of a button never pressed: unplayable) is skipped in rig mode, sayin
 """
 from __future__ import annotations
 
-
 from protocol import catalogue as cat
 
 from harness.errors import ScheduleError
@@ -58,6 +57,7 @@ def unplayable(sc) -> str | None:
 # the interpreter's thread switch (5 ms) when the rig is served in this process (emurig:// on clock=real)
 RIG_TURNAROUND_US = 5000
 ORIGIN_WATCHED = cat.ENUM_VALUES["rig_origin"]["watched"]
+ACTION = cat.ENUM_VALUES["action"]
 
 
 class RigUnitDriver(Driver):
@@ -84,28 +84,23 @@ class RigUnitDriver(Driver):
         # an edge at a rig time lands on the unit time that rig time maps to, through both clocks
         return self.session.placement_us()
 
-    def seen(self, line: int, previous: int, next_: bool, timeout_us: int, what: str) -> int:
+    def seen(self, line: int, previous: int, next_: bool, timeout_us: int) -> int:
         """Unit time at which the rig saw watched line go active (a step's seen_X anchor): the latest capture at or
         before previous, else the first to come; with next_, the first at or after previous."""
         s = self.session
         s.seen.extend(s.rig.inbox)          # what the rig said while the unit was heard
         s.rig.inbox.clear()
-        press = cat.ENUM_VALUES["action"]["press"]
-
-        def active(f) -> bool:
-            return f.msg.NAME == "RIG_CAPTURE" and f.msg.line == line and f.msg.action == press \
-                and f.msg.origin == ORIGIN_WATCHED
-
-        times = [round(s.rig_to_unit(f.dev_us)) for f in s.seen if active(f)]
+        want = (line, ACTION["press"], ORIGIN_WATCHED)
+        times = [round(s.rig_to_unit(f.dev_us)) for f in s.seen
+                 if f.msg.NAME == "RIG_CAPTURE" and (f.msg.line, f.msg.action, f.msg.origin) == want]
         if next_:
             times = [t for t in times if t >= previous]
-            if times:
-                return times[0]
         elif times:
             before = [t for t in times if t <= previous]
             return before[-1] if before else times[0]
-        f = s.rig.wait_for(lambda f: active(f) and (not next_ or s.rig_to_unit(f.dev_us) >= previous),
-                           timeout_us, what, collect=s.seen)
+        if times:
+            return times[0]
+        f = s.wait_capture(line, after_us=self.unit_to_rig(previous) if next_ else None, timeout_us=timeout_us)
         return round(s.rig_to_unit(f.dev_us))
 
     def unit_to_rig(self, dev_us: int) -> int:

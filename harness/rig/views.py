@@ -60,7 +60,7 @@ def race_view(s: RigSession, driven: list[Driven], events: list[Frame], rig_fram
               verdict: str) -> dict:
     """The rig's view of one race: its presses, reactions and outputs (times in unit us from the race start)
     and the worst of each figure."""
-    slack = _slack(s)
+    slack = s.placement_us()        # how far the two clocks' mapping may be off (0 on the virtual clock)
     to_unit = {id(f): round(s.rig_to_unit(f.dev_us)) for f in rig_frames}
     caps = [f for f in rig_frames if f.msg.NAME == "RIG_CAPTURE"]
     by_sid = {f.msg.stimulus: to_unit[id(f)] for f in caps if f.msg.origin == ORIGIN["driven"]}
@@ -68,7 +68,7 @@ def race_view(s: RigSession, driven: list[Driven], events: list[Frame], rig_fram
     for f in caps:
         if f.msg.origin == ORIGIN["watched"]:
             watched.setdefault(f.msg.line, []).append((to_unit[id(f)], ACTION_NAMES[f.msg.action]))
-    presses = _presses(s, driven, by_sid, events, slack)
+    presses = _presses(s, driven, by_sid, events)
     verdicts = [f for f in events if f.msg.NAME == verdict]
     reactions, outputs = [], []
     for i, v in enumerate(verdicts):
@@ -96,12 +96,7 @@ def figure_values(view: dict) -> dict[str, list[int]]:
     return out
 
 
-def _slack(s: RigSession) -> int:
-    """How far the two clocks' mapping may be off (0 on the virtual clock)."""
-    return s.placement_us()
-
-
-def _presses(s: RigSession, driven: list[Driven], by_sid: dict[int, int], events: list[Frame], slack: int) -> list:
+def _presses(s: RigSession, driven: list[Driven], by_sid: dict[int, int], events: list[Frame]) -> list:
     """Each driven edge (in the order driven) with the unit's INPUT_SEEN of it: the first report of that input and
     edge after the driven edge of them before it and before the one after it, early or late (a unit stamping
     early is as wrong as one stamping late); none when no report came (the edge never reached the unit: a pulse

@@ -149,9 +149,10 @@ class Runner:
         if sc.timing == "exact" and self.host_timed:
             return ("needs test mode: its stimuli must land on exact device microseconds, which host-timed "
                     "presses cannot promise"), True
-        if sc.timing == "exact" and d.stimulus_placement_us():
+        placement = d.stimulus_placement_us()
+        if sc.timing == "exact" and placement:
             return (f"needs its stimuli on exact device microseconds; through this rig they land within "
-                    f"{d.stimulus_placement_us()} us of their time (the two clocks' uncertainty)"), True
+                    f"{placement} us of their time (the two clocks' uncertainty)"), True
         return None
 
     def _recover(self, race: RaceResult | None = None) -> None:
@@ -304,9 +305,10 @@ class Runner:
         # far it got, so the race is judged on everything it said (or becomes a link error).
         d.confirm_events(events)
         # a stimulus at start lands up to its placement earlier (a rig's edge through two clocks)
-        events = [f for f in events if f.dev_us >= start - 1 - d.stimulus_placement_us()]
+        placement = d.stimulus_placement_us()
+        events = [f for f in events if f.dev_us >= start - 1 - placement]
         judge(sc, env, race, events, scheduled, host_timed=self.host_timed, clock=d.clock.estimate,
-              configs=self._configs, placement_us=d.stimulus_placement_us())
+              configs=self._configs, placement_us=placement)
         if isinstance(d, RigUnitDriver):
             d.judge_race(sc, race, events, end)     # the rig's view beside the unit's (harness/rig/views.py)
 
@@ -347,13 +349,12 @@ class Runner:
         unit = UNITS[sc.unit]
         bound = max(unit.latest_us(e, self._config) for e in unit.anchors.values())
         deadline, how = self._until_bound(sc, bound, "the most the unit takes for any event a step counts from", since)
-        what = f"{step.at.anchor} (the rig's capture of line {RIG_ANCHORS[sc.unit][step.at.anchor]}, anchor of step " \
-               f"at line {step.line} in {sc.name!r})"
+        line = RIG_ANCHORS[sc.unit][step.at.anchor]
         try:
-            return self.d.seen(RIG_ANCHORS[sc.unit][step.at.anchor], previous, step.at.next,
-                               max(0, deadline - self.d.now_us()), what)
+            return self.d.seen(line, previous, step.at.next, max(0, deadline - self.d.now_us()))
         except WaitTimeout:
-            raise _Missing(f"no {what} {how}") from None
+            raise _Missing(f"no {step.at.anchor} (the rig's capture of line {line}, anchor of step at line "
+                           f"{step.line} in {sc.name!r}) {how}") from None
 
     def _until(self, sc: Scenario, event: str, since: int) -> tuple[int, str]:
         """Until when (host time) to wait for event, and how that was decided, to say if it never comes.

@@ -789,24 +789,17 @@ class Driver:
             est = self.sync_clock()
         if self.link.virtual:
             target = round(est.to_host(dev_us))
-            while self.link.now_us() < target:
-                self._raise_if_reset()
-                self._check_recovery()
-                self._pump(target)
-            while self._pump(self.link.now_us()):
-                pass
         else:
-            if margin_us is None:
-                margin_us = self.transit_margin_us()
-            target = est.to_host(dev_us) + margin_us
-            while self.link.now_us() < target:
-                self._raise_if_reset()
-                self._check_recovery()
-                self._pump(int(target))
-            # a target already past (another device was waited for first) waits for nothing, but what has
-            # arrived by now is still read: events up to dev_us may be sitting in the link's buffer
-            while self._pump(self.link.now_us()):
-                pass
+            target = est.to_host(dev_us) + (self.transit_margin_us() if margin_us is None else margin_us)
+        while self.link.now_us() < target:
+            self._raise_if_reset()
+            self._check_recovery()
+            self._pump(int(target))
+        # what has arrived by then is read too: on a virtual link all output due at dev_us; on a real one a
+        # target already past (another device was waited for first) waits for nothing, but events up to
+        # dev_us may be sitting in the link's buffer
+        while self._pump(self.link.now_us()):
+            pass
         self._raise_if_reset()
         if collect is not None:
             collect.extend(self.inbox)
