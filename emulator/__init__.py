@@ -7,7 +7,7 @@ Layout:
   showdown.py   the Showdown unit
   inprocess.py  VirtualLink (in-process, virtual clock) and start_real (real clock, thread)
   serve.py      the serving loop and its ports (pty, TCP, socket)
-  cli.py        python -m emulator KIND --pty | --tcp HOST:PORT  (also mountable: add_arguments/run)
+  cli.py        python -m unohil.emulator KIND --pty | --tcp HOST:PORT  (also mountable: add_arguments/run)
   probe.py      Probe, a minimal host for the emulator's own tests and measurements, and its SelectLink
-  bench.py      python -m emulator.bench: virtual races/s, real-clock verdict lateness
+  bench.py      python -m unohil.emulator.bench: virtual races/s, real-clock verdict lateness
 """

@@ -1,4 +1,4 @@
-"""python -m emulator.bench: how fast the virtual clock races, how late the real clock is.
+"""python -m unohil.emulator.bench: how fast the virtual clock races, how late the real clock is.
 
 timer floor  (--timer-floor N) the serving loop's wait for a due time with no work
          at all: wait in the selector until SPIN_US before it, spin to it, and note how late the wait
@@ -22,8 +22,8 @@ import subprocess
 import sys
 import time
 
-from protocol import PARAMS_BY_NAME, StreamDecoder, encode, msg
-from protocol.devtime import diff, wrap
+from unohil.protocol import PARAMS_BY_NAME, StreamDecoder, encode, msg
+from unohil.protocol.devtime import diff, wrap
 
 from .inprocess import VirtualLink, start_real
 from .probe import Probe, SelectLink
@@ -60,7 +60,7 @@ def virtual_races_per_s(n: int = 5000) -> float:
 def real_lateness(races: int = 40, process: bool = False) -> list[int]:
     """In a served process over a pty (process=True), or in a thread of this one."""
     if process:
-        proc = subprocess.Popen([sys.executable, "-m", "emulator", "showdown", "--pty"], stdout=subprocess.PIPE,
+        proc = subprocess.Popen([sys.executable, "-m", "unohil.emulator", "showdown", "--pty"], stdout=subprocess.PIPE,
                                 text=True)
         link = SelectLink.open_path(proc.stdout.readline().strip())
 
@@ -127,7 +127,7 @@ def _pct(values: list[int], q: float) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m emulator.bench", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m unohil.emulator.bench", description=__doc__.splitlines()[0])
     parser.add_argument("--virtual-races", type=int, default=5000)
     parser.add_argument("--real-races", type=int, default=40)
     parser.add_argument("--timer-floor", type=int, default=0, metavar="N",

@@ -1,4 +1,4 @@
-"""python -m emulator KIND [--pty | --tcp HOST:PORT] [--count N] [--clock real|virtual] ...
+"""python -m unohil.emulator KIND [--pty | --tcp HOST:PORT] [--count N] [--clock real|virtual] ...
 
 Serves N independent units until SIGINT or SIGTERM. stdout gets one line per unit:
 the path or URL a host opens (a pty's /dev/pts/N, or socket://HOST:PORT), so a
@@ -35,7 +35,7 @@ import signal
 import sys
 from dataclasses import replace
 
-from protocol.catalogue import ENUM_VALUES
+from unohil.protocol.catalogue import ENUM_VALUES
 
 from .clock import RealClock
 from .device import Device, model_class
@@ -250,6 +250,6 @@ def run(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m emulator", description="Serve emulated uno-hil units.")
+    parser = argparse.ArgumentParser(prog="python -m unohil.emulator", description="Serve emulated uno-hil units.")
     add_arguments(parser)
     return run(parser.parse_args(argv))

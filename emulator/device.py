@@ -43,11 +43,11 @@ import importlib
 import random
 from collections import deque
 
-import protocol
-from protocol import ENUMS, NONE_U16, FrameError, StreamDecoder, encode, msg
-from protocol.catalogue import EVENT_BUFFER, INJECT_QUEUE, MAJOR, MINOR, UNITS, params_for
-from protocol.algorithms import Pcg32
-from protocol.devtime import diff, wrap
+from unohil import protocol
+from unohil.protocol import ENUMS, NONE_U16, FrameError, StreamDecoder, encode, msg
+from unohil.protocol.catalogue import EVENT_BUFFER, INJECT_QUEUE, MAJOR, MINOR, UNITS, params_for
+from unohil.protocol.algorithms import Pcg32
+from unohil.protocol.devtime import diff, wrap
 
 from .clock import INPUT, TIMER
 from .model import DISPOSITION, ERROR, UnitModel
@@ -77,7 +77,7 @@ def model_class(kind: str) -> type[UnitModel]:
     if kind not in KIND.__members__:
         raise ValueError(f"unknown unit kind {kind!r}; the catalogue has {', '.join(KIND.__members__)}")
     try:
-        module = importlib.import_module(f"emulator.{kind}")
+        module = importlib.import_module(f"unohil.emulator.{kind}")
     except ModuleNotFoundError as exc:
         if exc.name != f"emulator.{kind}":
             raise

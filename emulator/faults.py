@@ -33,7 +33,7 @@ start of the link, replies and events alike. Example:
   corrupt=1e-3,drop=1e-3,dropframe=1e-3,dup=1e-4,garbage=1e-4,delay=50us..2ms,stall=1e-4:200ms,seed=7
 
 Where the time comes from: on emu://KIND?clock=virtual&faults=... delays and stalls are in
-virtual time (exact, reproducible, and free); served units (`python -m emulator KIND --pty
+virtual time (exact, reproducible, and free); served units (`python -m unohil.emulator KIND --pty
 --faults ...`, emu://...&clock=real) wait in real time. A disconnect closes a TCP client's
 connection or the in-process socket (the unit keeps running; a new connection works), makes a
 virtual link raise its closed error (reopening the URL gives a fresh unit), and silences a
@@ -57,7 +57,7 @@ import re
 from collections import deque
 from dataclasses import dataclass, field
 
-from protocol import ENUMS
+from unohil.protocol import ENUMS
 
 MAX_HELD = 4096
 GARBAGE_MAX = 16

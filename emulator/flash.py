@@ -16,9 +16,9 @@ not move them (FL-17).
 """
 from __future__ import annotations
 
-from protocol import ENUMS, NONE_I32, msg
-from protocol.devtime import wrap
-from protocol.algorithms import pick
+from unohil.protocol import ENUMS, NONE_I32, msg
+from unohil.protocol.devtime import wrap
+from unohil.protocol.algorithms import pick
 
 from .deadlines import Deadlines
 from .model import ACTED, REPORTED, UnitModel, refused

@@ -14,9 +14,9 @@ The door and power switch are physical: RESET new_game does not move them (LA-7)
 """
 from __future__ import annotations
 
-from protocol import ENUMS, NONE_U8, msg
-from protocol.devtime import wrap
-from protocol.algorithms import fire_chance, fires, sample_burst
+from unohil.protocol import ENUMS, NONE_U8, msg
+from unohil.protocol.devtime import wrap
+from unohil.protocol.algorithms import fire_chance, fires, sample_burst
 
 from .deadlines import Deadlines
 from .model import ACTED, REPORTED, UnitModel, refused

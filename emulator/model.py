@@ -81,7 +81,7 @@ from __future__ import annotations
 
 from typing import Callable
 
-from protocol import ENUMS, msg
+from unohil.protocol import ENUMS, msg
 
 DISPOSITION = ENUMS["disposition"]
 ERROR = ENUMS["error"]

@@ -13,7 +13,7 @@ import select
 import socket
 import time
 
-from protocol import Frame, FrameError, StreamDecoder, encode
+from unohil.protocol import Frame, FrameError, StreamDecoder, encode
 
 
 class SelectLink:

@@ -20,9 +20,9 @@ Flash game, say), which warms less of what comes next.
 """
 from __future__ import annotations
 
-from protocol import ENUMS, encode, msg
-from protocol.catalogue import INJECT_QUEUE
-from protocol.devtime import wrap
+from unohil.protocol import ENUMS, encode, msg
+from unohil.protocol.catalogue import INJECT_QUEUE
+from unohil.protocol.devtime import wrap
 
 from .clock import VirtualClock
 from .device import Device

@@ -19,8 +19,8 @@ from __future__ import annotations
 import os
 from fractions import Fraction
 
-from protocol import ENUMS, NONE_U8, catalogue as cat, msg
-from protocol.catalogue import RIG
+from unohil.protocol import ENUMS, NONE_U8, catalogue as cat, msg
+from unohil.protocol.catalogue import RIG
 
 from .clock import INPUT, RealClock
 from .device import Device
@@ -213,7 +213,7 @@ class RigModel(UnitModel):
     def power_on(self, t: int) -> None:
         rig = getattr(self.core, "rig", None)
         if rig is None:
-            rig = Rig(self.core, None, PathSpec())      # served on its own (python -m emulator rig)
+            rig = Rig(self.core, None, PathSpec())      # served on its own (python -m unohil.emulator rig)
         if self.core.boots > rig.boots:
             rig.boots = self.core.boots             # a boot (not RESET new_game): the wiring is gone
             rig.rebooted()

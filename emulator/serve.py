@@ -13,7 +13,7 @@ time, never later, and the spin takes the rest (no more of it than that: a longe
 spin, on a busy machine, is likelier to be preempted). A virtual machine adds its
 own: a sleeping vCPU may be woken milliseconds late; measured here, waking 200 us
 early left the p99 of the wait 0.3-1.1 ms late, waking 2 ms early 44-50 us
-(python -m emulator.bench --timer-floor).
+(python -m unohil.emulator.bench --timer-floor).
 
 The work of one pass is that of the units that did something: each port's
 descriptors stay registered with the selector (changed only when the port's own

@@ -10,9 +10,9 @@ t1 + tie_window_us is recorded in the first_press verdict (not a tie).
 """
 from __future__ import annotations
 
-from protocol import ENUMS, NONE_I32, NONE_U8, NONE_U32, msg
-from protocol.devtime import wrap
-from protocol.algorithms import countdown, lands_on_b
+from unohil.protocol import ENUMS, NONE_I32, NONE_U8, NONE_U32, msg
+from unohil.protocol.devtime import wrap
+from unohil.protocol.algorithms import countdown, lands_on_b
 
 from .model import ACTED, DEFAULT_CAPS, REPORTED, UnitModel, refused
 

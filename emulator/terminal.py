@@ -20,8 +20,8 @@ import tty
 from collections import deque
 from dataclasses import dataclass
 
-from protocol import BY_NAME, ENUMS, NONE_I32, NONE_U8, NONE_U16, NONE_U32
-from protocol.catalogue import UNITS, enum_name
+from unohil.protocol import BY_NAME, ENUMS, NONE_I32, NONE_U8, NONE_U16, NONE_U32
+from unohil.protocol.catalogue import UNITS, enum_name
 
 NONE = {"u8": NONE_U8, "u16": NONE_U16, "u32": NONE_U32, "i32": NONE_I32}   # a field's "none" (PR-2)
 HOLD_US = 80_000        # a key on a button: released this long after the press

@@ -23,17 +23,17 @@ import pytest
 import yaml
 from _pytest._code.code import ExceptionChainRepr, ReprFileLocation, ReprTracebackNative
 
-from harness.errors import HarnessError, ScenarioError
-from harness.outcome import Outcome
-from harness.run.pool import DevicePool
-from harness.run.prompts import Answer, Prompt, answer_line, prompt_line
-from harness.run.results import ScenarioResult, failure_lines
-from harness.run.runner import Runner
-from harness.scenarios.load import load_file, loads
-from harness.scenarios.units import TAGS, UNITS
-from harness.session.outage import DEFAULT_BUDGET_US, Outage, parse_budget
-from harness.session.prepare import prepare
-from harness.text import printable
+from unohil.harness.errors import HarnessError, ScenarioError
+from unohil.harness.outcome import Outcome
+from unohil.harness.run.pool import DevicePool
+from unohil.harness.run.prompts import Answer, Prompt, answer_line, prompt_line
+from unohil.harness.run.results import ScenarioResult, failure_lines
+from unohil.harness.run.runner import Runner
+from unohil.harness.scenarios.load import load_file, loads
+from unohil.harness.scenarios.units import TAGS, UNITS
+from unohil.harness.session.outage import DEFAULT_BUDGET_US, Outage, parse_budget
+from unohil.harness.session.prepare import prepare
+from unohil.harness.text import printable
 
 MARK_PREFIX = "hil_"
 

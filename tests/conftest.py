@@ -10,8 +10,8 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def _spawn_emulator(*args: str):
-    """Start `python -m emulator ...` in its own process; yield (process, first output lines)."""
-    proc = subprocess.Popen([sys.executable, "-m", "emulator", *args], cwd=ROOT, stdout=subprocess.PIPE,
+    """Start `python -m unohil.emulator ...` in its own process; yield (process, first output lines)."""
+    proc = subprocess.Popen([sys.executable, "-m", "unohil.emulator", *args], cwd=ROOT, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
     return proc
 

@@ -15,17 +15,17 @@ import pytest
 import yaml
 from rich.console import Console
 
-from protocol import catalogue as cat
+from unohil.protocol import catalogue as cat
 
-from harness import Driver
-from harness.cli import main
-from harness.errors import ScenarioError
-from harness.outcome import Outcome
-from harness.report.console import LiveReport
-from harness.run.prompts import Answer, Prompt
-from harness.run.runner import Runner
-from harness.scenarios.load import load_paths, loads
-from harness.text import duration
+from unohil.harness import Driver
+from unohil.harness.cli import main
+from unohil.harness.errors import ScenarioError
+from unohil.harness.outcome import Outcome
+from unohil.harness.report.console import LiveReport
+from unohil.harness.run.prompts import Answer, Prompt
+from unohil.harness.run.runner import Runner
+from unohil.harness.scenarios.load import load_paths, loads
+from unohil.harness.text import duration
 
 ROOT = Path(__file__).resolve().parent.parent
 ATTENDED = ROOT / "fixtures" / "attended"
@@ -194,7 +194,7 @@ def test_each_bench_scenario_passes_with_a_person_and_is_skipped_without(name):
 
 def test_the_bench_file_fits_the_published_schema():
     jsonschema = pytest.importorskip("jsonschema")
-    from harness.report.scenario_schema import scenario_schema
+    from unohil.harness.report.scenario_schema import scenario_schema
     validator = jsonschema.Draft7Validator(scenario_schema())
     for path in ATTENDED.glob("*.yaml"):
         for doc in yaml.safe_load(path.read_text()):
@@ -265,7 +265,7 @@ class _PersonReadingStdout(io.StringIO):
 def test_unohil_run_attended_lines_shows_the_prompt_and_its_answer(tmp_path, monkeypatch):
     """The CLI side, in process: the emulated unit's device is the one the test's person presses on
     (a person at a served unit in another process is the interactive unit's part)."""
-    from emulator import inprocess
+    from unohil.emulator import inprocess
     made = []
     real = inprocess.VirtualLink
 
@@ -337,7 +337,7 @@ class _PortWithAPerson:
     unit's clock belongs to it), 3.5 s of the unit's time after the word came: after green."""
 
     def __init__(self, device):
-        from emulator.serve import PtyPort
+        from unohil.emulator.serve import PtyPort
 
         class Port(PtyPort):
             def read_fds(port):
@@ -361,9 +361,9 @@ def test_unohil_run_attended_in_another_process_is_answered_by_a_press_on_the_se
     unit's own paddle answers it, and the verdict counts the reaction from it."""
     import subprocess
     import threading
-    from emulator.clock import RealClock
-    from emulator.device import Device
-    from emulator.serve import Server
+    from unohil.emulator.clock import RealClock
+    from unohil.emulator.device import Device
+    from unohil.emulator.serve import Server
     clock = RealClock()
     device = Device("showdown", clock, seed=1)
     server = Server(clock)
@@ -374,7 +374,7 @@ def test_unohil_run_attended_in_another_process_is_answered_by_a_press_on_the_se
     thread.start()
     path = tmp_path / "bench.yaml"
     path.write_text(green("verdict: {loser: b, reason: first_press, reaction_a_us: {min: 1, max: 3000000}}"))
-    proc = subprocess.Popen([sys.executable, "-m", "harness.cli", "run", str(path), "--attended", "--format", "lines",
+    proc = subprocess.Popen([sys.executable, "-m", "unohil.harness.cli", "run", str(path), "--attended", "--format", "lines",
                              "--device", person.port.name, "--json", str(tmp_path / "r.json")],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT)
     try:
@@ -477,5 +477,5 @@ def test_the_prompt_is_shown_when_the_wait_starts_on_the_units_clock_not_when_th
 
 def test_the_unattended_library_never_waits_for_a_person():
     """The default run (the library, in CI) stays unattended: prompts belong in fixtures/attended."""
-    from harness.scenarios.library import library_paths
+    from unohil.harness.scenarios.library import library_paths
     assert not [sc.id for sc in load_paths(library_paths()) if sc.attended]

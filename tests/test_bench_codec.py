@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import pytest
 
-import protocol
-from protocol import NONE_I32, NONE_U8, NONE_U32
-from protocol.codec import Frame, StreamDecoder, decode, encode
+from unohil import protocol
+from unohil.protocol import NONE_I32, NONE_U8, NONE_U32
+from unohil.protocol.codec import Frame, StreamDecoder, decode, encode
 
 M = protocol.msg
 TARGET_FRAMES_PER_S = 300_000

@@ -18,7 +18,7 @@ import sys
 
 import pytest
 
-from harness import Driver
+from unohil.harness import Driver
 from tmux_unit import Recorder, TmuxUnit
 
 SEED = 7
@@ -27,7 +27,7 @@ CLEAN = re.compile(r"replay vs recording: \d+ event\(s\) as recorded, 0 differ, 
 
 
 def unohil(*args: str) -> tuple[int, str]:
-    done = subprocess.run([sys.executable, "-m", "harness.cli", *args], capture_output=True, text=True, timeout=60)
+    done = subprocess.run([sys.executable, "-m", "unohil.harness.cli", *args], capture_output=True, text=True, timeout=60)
     return done.returncode, done.stdout + done.stderr
 
 

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from harness.cli import main
-from harness.errors import DeviceBusy, DeviceMismatch
-from harness.links import claim
-from harness.session.driver import Driver
+from unohil.harness.cli import main
+from unohil.harness.errors import DeviceBusy, DeviceMismatch
+from unohil.harness.links import claim
+from unohil.harness.session.driver import Driver
 
 
 def _tcp_unit(emulator_process, tmp_path, *extra):

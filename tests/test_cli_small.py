@@ -9,15 +9,15 @@ from pathlib import Path
 
 import pytest
 
-from harness.cli.app import build_parser
-from protocol import catalogue as cat
+from unohil.harness.cli.app import build_parser
+from unohil.protocol import catalogue as cat
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
 def unohil(*args):
     env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "FORCE_COLOR")}
-    return subprocess.run([sys.executable, "-m", "harness.cli", *args], cwd=ROOT, capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-m", "unohil.harness.cli", *args], cwd=ROOT, capture_output=True, text=True,
                           env=env, timeout=300)
 
 

@@ -11,8 +11,8 @@ import sys
 
 import pytest
 
-from protocol import catalogue as cat
-from protocol.codec import Frame, StreamDecoder, encode, encode_raw
+from unohil.protocol import catalogue as cat
+from unohil.protocol.codec import Frame, StreamDecoder, encode, encode_raw
 from tools import clib as G
 from tools import vectors as V
 
@@ -247,7 +247,7 @@ def rng():
 
 
 def test_seeded_algorithms_agree_with_python(probe, rng):
-    from protocol import algorithms as A
+    from unohil.protocol import algorithms as A
     for _ in range(40):
         seed = rng.randrange(1 << 32)
         lo = rng.randrange(500_000, 3_000_000)

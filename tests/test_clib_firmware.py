@@ -16,7 +16,7 @@ from contextlib import contextmanager
 
 import pytest
 
-from harness.scenarios.load import load_paths
+from unohil.harness.scenarios.load import load_paths
 from tools.clib_build import ROOT, BuildError, make, tool
 
 FULL = bool(os.environ.get("UNOHIL_FIRMWARE_CONFORM"))
@@ -57,7 +57,7 @@ def units(exe, *option_sets):
 
 
 def unohil(*args, timeout: float) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "harness.cli", *args], capture_output=True, text=True, cwd=ROOT,
+    return subprocess.run([sys.executable, "-m", "unohil.harness.cli", *args], capture_output=True, text=True, cwd=ROOT,
                           timeout=timeout)
 
 
@@ -96,7 +96,7 @@ def test_the_firmware_conforms_and_passes_the_whole_library(firmware, tmp_path):
     units, all but SD-11's scenario (it needs a unit without a landing sensor), which then passes on one
     built --no-landing-sensor. Conform and the pool run at once: ~10 minutes."""
     with units(firmware, [], [], [], []) as (conform_pty, *pool):
-        conform = subprocess.Popen([sys.executable, "-m", "harness.cli", "conform", "--device", conform_pty, "-q",
+        conform = subprocess.Popen([sys.executable, "-m", "unohil.harness.cli", "conform", "--device", conform_pty, "-q",
                                     "--json", str(tmp_path / "conform.json")], cwd=ROOT, stdout=subprocess.PIPE,
                                    stderr=subprocess.STDOUT, text=True)
         run = unohil("run", "fixtures/scenarios/showdown", *[a for p in pool for a in ("--device", p)],

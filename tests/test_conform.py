@@ -6,14 +6,14 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from emulator.device import ERROR, Device
-from emulator.inprocess import VirtualLink
-from emulator.usb_backend import EmulatedBackend
-from harness import cli, conform
-from harness.links import usb as usb_link
-from harness.scenarios.library import library_paths
-from harness.scenarios.load import load_paths
-from protocol import StreamDecoder, encode, msg
+from unohil.emulator.device import ERROR, Device
+from unohil.emulator.inprocess import VirtualLink
+from unohil.emulator.usb_backend import EmulatedBackend
+from unohil.harness import cli, conform
+from unohil.harness.links import usb as usb_link
+from unohil.harness.scenarios.library import library_paths
+from unohil.harness.scenarios.load import load_paths
+from unohil.protocol import StreamDecoder, encode, msg
 
 # Findings a real-clock run is allowed to report: none.
 REAL_CLOCK_FINDINGS: frozenset = frozenset()
@@ -121,7 +121,7 @@ class NoTooLate(Device):
     """Accepts INJECTs in the past (and runs them at once)."""
 
     def _command(self, frame, t):
-        from protocol.devtime import diff, wrap
+        from unohil.protocol.devtime import diff, wrap
         m = frame.msg
         if m.NAME == "INJECT" and self._valid_input(m.input, m.action) and diff(m.at_us, wrap(t)) <= 0:
             frame.msg = m._replace(at_us=wrap(t + 1))
@@ -310,7 +310,7 @@ def test_unplugged_during_the_run_is_exit_2_with_a_partial_report(tmp_path, caps
 
 
 def test_conform_without_a_scenario_library_is_an_error_not_a_pass(monkeypatch, capsys):
-    from harness.scenarios import library
+    from unohil.harness.scenarios import library
     monkeypatch.setattr(library, "library_dir", lambda: None)
     assert cli.main(["conform", "--device", "emu://flash", "-q"]) == 2
     err = capsys.readouterr().err
@@ -347,8 +347,8 @@ def test_a_unit_without_an_optional_capability_fails_nothing(tmp_path, url, verd
 
 
 def test_unsupported_is_checked_for_each_command_a_unit_lacks():
-    from harness.conform import Conformance
-    from harness.links import open_link
+    from unohil.harness.conform import Conformance
+    from unohil.harness.links import open_link
     link = open_link("emu://showdown?without=time_sync,config_set")
     try:
         report = Conformance(link).run()
@@ -362,7 +362,7 @@ class SwappedCrc(Device):
     """Sends every frame with its CRC's two bytes swapped (big-endian)."""
 
     def _send(self, m, time_us):
-        from protocol.framing import cobs_decode, cobs_encode
+        from unohil.protocol.framing import cobs_decode, cobs_encode
         raw = bytearray(cobs_decode(encode(m, self._tx_seq, time_us)[:-1]))
         raw[-2], raw[-1] = raw[-1], raw[-2]
         self._tx_seq = (self._tx_seq + 1) & 0xFFFF
@@ -383,7 +383,7 @@ class NoEcho(Device):
     (NoEcho, "does not echo cmd_seq"),
 ])
 def test_a_unit_that_does_not_answer_hello_is_told_why(device_cls, words):
-    from harness.errors import ConformError
+    from unohil.harness.errors import ConformError
     with pytest.raises(ConformError) as exc:
         conform.run(_virtual(device_cls), scenarios=None)
     assert words in str(exc.value)
@@ -394,7 +394,7 @@ def test_a_unit_that_does_not_answer_hello_is_told_why(device_cls, words):
     (NoEcho, "IDENTITY replies did arrive, naming cmd_seq"),
 ])
 def test_the_driver_names_the_cause_when_replies_arrive_but_do_not_count(device_cls, words):
-    from harness import Driver, HarnessError
+    from unohil.harness import Driver, HarnessError
     with pytest.raises(HarnessError) as exc:
         Driver(_virtual(device_cls)).hello()
     assert words in str(exc.value)
@@ -415,11 +415,11 @@ def test_conform_says_how_many_scenarios_depend_on_the_reference_generator(tmp_p
 
 # ---- coverage: what a run proved, by SPEC section and decision id ----
 
-from harness.conform import coverage, quick                    # noqa: E402
-from harness.conform.registry import CHECKS                    # noqa: E402
-from harness.conform.report import CheckResult, Report         # noqa: E402
-from harness.scenarios.load import loads                         # noqa: E402
-from protocol import catalogue as cat                           # noqa: E402
+from unohil.harness.conform import coverage, quick                    # noqa: E402
+from unohil.harness.conform.registry import CHECKS                    # noqa: E402
+from unohil.harness.conform.report import CheckResult, Report         # noqa: E402
+from unohil.harness.scenarios.load import loads                         # noqa: E402
+from unohil.protocol import catalogue as cat                           # noqa: E402
 
 
 def test_every_decision_of_the_catalogue_is_covered_by_a_check_or_a_library_scenario():

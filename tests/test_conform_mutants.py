@@ -13,15 +13,15 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from emulator.device import BOOT_REASON, ERROR, SOURCE, Device
-from emulator.model import DISPOSITION
-from emulator.usb_backend import EmulatedBackend
-from harness import conform
-from harness.conform.registry import CHECKS
-from harness.links import usb as usb_link
-from protocol import catalogue as cat, decode, msg
-from protocol.devtime import diff, wrap
-from protocol.framing import CobsError, cobs_decode, cobs_encode, crc16
+from unohil.emulator.device import BOOT_REASON, ERROR, SOURCE, Device
+from unohil.emulator.model import DISPOSITION
+from unohil.emulator.usb_backend import EmulatedBackend
+from unohil.harness import conform
+from unohil.harness.conform.registry import CHECKS
+from unohil.harness.links import usb as usb_link
+from unohil.protocol import catalogue as cat, decode, msg
+from unohil.protocol.devtime import diff, wrap
+from unohil.protocol.framing import CobsError, cobs_decode, cobs_encode, crc16
 
 from test_conform import (ResendNewTimes, StampsWhenRun, TwiceStatus, WrongLengthNak,
                           _virtual)

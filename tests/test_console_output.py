@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from harness.report.console import LiveReport, choose_format, print_table, scenario_table
-from harness.run.results import RaceResult, ScenarioResult
-from harness.scenarios.load import loads
-from harness.text import duration, printable
+from unohil.harness.report.console import LiveReport, choose_format, print_table, scenario_table
+from unohil.harness.run.results import RaceResult, ScenarioResult
+from unohil.harness.scenarios.load import loads
+from unohil.harness.text import duration, printable
 
 ROOT = Path(__file__).resolve().parent.parent
 TIES = ROOT / "fixtures" / "scenarios" / "showdown" / "ties.yaml"
@@ -25,7 +25,7 @@ def unohil(*args, env=None):
     """The CLI as CI runs it: stdout a pipe, no COLUMNS, no tty."""
     e = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES", "FORCE_COLOR", "TERM")}
     e.update(env or {})
-    return subprocess.run([sys.executable, "-m", "harness.cli", *args], cwd=ROOT, capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-m", "unohil.harness.cli", *args], cwd=ROOT, capture_output=True, text=True,
                           env=e, timeout=300)
 
 

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from harness import Driver
-from harness.run.runner import Runner
-from harness.scenarios.load import loads
+from unohil.harness import Driver
+from unohil.harness.run.runner import Runner
+from unohil.harness.scenarios.load import loads
 
 DOC = Path(__file__).resolve().parent.parent / "docs" / "scenarios.md"
 

@@ -2,7 +2,7 @@
 scheduling order within a priority, cancellation."""
 from __future__ import annotations
 
-from emulator.clock import INPUT, TIMER, RealClock, VirtualClock
+from unohil.emulator.clock import INPUT, TIMER, RealClock, VirtualClock
 
 
 def test_order_time_then_inputs_then_scheduling_order():

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-import protocol
-from protocol import ENUMS, NONE_U32, PARAMS_BY_NAME, encode, encode_raw, msg
-from protocol.devtime import wrap
-from protocol.framing import cobs_encode, crc16
+from unohil import protocol
+from unohil.protocol import ENUMS, NONE_U32, PARAMS_BY_NAME, encode, encode_raw, msg
+from unohil.protocol.devtime import wrap
+from unohil.protocol.framing import cobs_encode, crc16
 
-from emulator.inprocess import VirtualLink
-from emulator.probe import Probe
+from unohil.emulator.inprocess import VirtualLink
+from unohil.emulator.probe import Probe
 
 ERR = ENUMS["error"]
 DISP = ENUMS["disposition"]

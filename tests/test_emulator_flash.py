@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import pytest
 
-from protocol import ENUMS, NONE_I32, PARAMS_BY_NAME, StreamDecoder, encode, msg
-from protocol.devtime import wrap
-from protocol.algorithms import Pcg32, pick
+from unohil.protocol import ENUMS, NONE_I32, PARAMS_BY_NAME, StreamDecoder, encode, msg
+from unohil.protocol.devtime import wrap
+from unohil.protocol.algorithms import Pcg32, pick
 
-from emulator.inprocess import VirtualLink
-from emulator.probe import Probe, SelectLink
+from unohil.emulator.inprocess import VirtualLink
+from unohil.emulator.probe import Probe, SelectLink
 
 ERR = ENUMS["error"]
 DISP = ENUMS["disposition"]

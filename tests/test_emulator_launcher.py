@@ -8,12 +8,12 @@ from collections import Counter
 
 import pytest
 
-from protocol import ENUMS, NONE_U8, PARAMS_BY_NAME, StreamDecoder, encode, msg
-from protocol.devtime import wrap
-from protocol.algorithms import Pcg32, burst_total, burst_weights, fire_chance, fires, sample_burst
+from unohil.protocol import ENUMS, NONE_U8, PARAMS_BY_NAME, StreamDecoder, encode, msg
+from unohil.protocol.devtime import wrap
+from unohil.protocol.algorithms import Pcg32, burst_total, burst_weights, fire_chance, fires, sample_burst
 
-from emulator.inprocess import VirtualLink
-from emulator.probe import Probe, SelectLink
+from unohil.emulator.inprocess import VirtualLink
+from unohil.emulator.probe import Probe, SelectLink
 
 ERR = ENUMS["error"]
 DISP = ENUMS["disposition"]

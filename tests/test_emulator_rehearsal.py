@@ -6,13 +6,13 @@ import socket
 
 import pytest
 
-from protocol import ENUMS, PARAMS_BY_NAME, msg
-from protocol.devtime import wrap
+from unohil.protocol import ENUMS, PARAMS_BY_NAME, msg
+from unohil.protocol.devtime import wrap
 
-from emulator.inprocess import VirtualLink
-from emulator.probe import Probe
-from emulator.rehearsal import Rehearsal
-from emulator.serve import Server, SocketPort
+from unohil.emulator.inprocess import VirtualLink
+from unohil.emulator.probe import Probe
+from unohil.emulator.rehearsal import Rehearsal
+from unohil.emulator.serve import Server, SocketPort
 
 R = ENUMS["showdown_reason"]
 A, B, TIMER, LOAD = 0, 1, 2, 3
@@ -200,9 +200,9 @@ def test_races_without_a_reset_are_games_of_their_own():
 def test_the_serving_loop_rehearses_the_unit_whose_timer_is_due_next():
     """Of many served units, the one about to run its timer is the one whose code must be warm:
     replaying every unit's game before each due time would take longer than the spin itself."""
-    from emulator.clock import VirtualClock
-    from emulator.device import Device
-    from protocol import encode
+    from unohil.emulator.clock import VirtualClock
+    from unohil.emulator.device import Device
+    from unohil.protocol import encode
     clock = VirtualClock()
     server = Server(clock, rehearse=True)
     hosts = []

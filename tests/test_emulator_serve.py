@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from protocol import ENUMS, PARAMS_BY_NAME, msg
-from protocol.devtime import wrap
+from unohil.protocol import ENUMS, PARAMS_BY_NAME, msg
+from unohil.protocol.devtime import wrap
 
-from emulator.inprocess import start_real
-from emulator.probe import Probe, SelectLink
+from unohil.emulator.inprocess import start_real
+from unohil.emulator.probe import Probe, SelectLink
 
 ROOT = Path(__file__).resolve().parents[1]
 R = ENUMS["showdown_reason"]
@@ -25,7 +25,7 @@ FLIGHT = 20_000
 
 
 def spawn(*args: str) -> tuple[subprocess.Popen, list[str]]:
-    proc = subprocess.Popen([sys.executable, "-m", "emulator", *args], cwd=ROOT, stdout=subprocess.PIPE,
+    proc = subprocess.Popen([sys.executable, "-m", "unohil.emulator", *args], cwd=ROOT, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
     count = int(args[args.index("--count") + 1]) if "--count" in args else 1
     lines = [proc.stdout.readline().strip() for _ in range(count)]
@@ -161,17 +161,17 @@ def test_served_virtual_clock_over_pty():
 
 
 def test_bad_arguments_exit_2():
-    r = subprocess.run([sys.executable, "-m", "emulator", "showdown", "--tcp", "nope"], cwd=ROOT,
+    r = subprocess.run([sys.executable, "-m", "unohil.emulator", "showdown", "--tcp", "nope"], cwd=ROOT,
                        capture_output=True, text=True, timeout=20)
     assert r.returncode == 2 and "HOST:PORT" in r.stderr
-    r = subprocess.run([sys.executable, "-m", "emulator", "showdown", "--card-capacity", "0"], cwd=ROOT,
+    r = subprocess.run([sys.executable, "-m", "unohil.emulator", "showdown", "--card-capacity", "0"], cwd=ROOT,
                        capture_output=True, text=True, timeout=20)
     assert r.returncode == 2 and "card_capacity" in r.stderr
 
 
 def test_mountable_argument_parser():
     import argparse
-    from emulator.cli import add_arguments
+    from unohil.emulator.cli import add_arguments
     parser = argparse.ArgumentParser()
     add_arguments(parser)
     args = parser.parse_args(["showdown", "--tcp", "127.0.0.1:0", "--count", "3", "--clock", "virtual"])
@@ -182,8 +182,8 @@ def test_mountable_argument_parser():
 def test_spin_until_gives_way_to_bytes_that_arrive_before_the_due_time():
     import selectors
 
-    from emulator.clock import RealClock, VirtualClock
-    from emulator.serve import spin_until
+    from unohil.emulator.clock import RealClock, VirtualClock
+    from unohil.emulator.serve import spin_until
     r, w = os.pipe()
     watching = selectors.DefaultSelector()
     watching.register(r, selectors.EVENT_READ)

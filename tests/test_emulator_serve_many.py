@@ -12,7 +12,7 @@ import sys
 
 import pytest
 
-from emulator.serve import FDS_PER_UNIT, ensure_fd_limit, fds_needed, selector_timeout
+from unohil.emulator.serve import FDS_PER_UNIT, ensure_fd_limit, fds_needed, selector_timeout
 from tools.serve_scale import ROOT, connect, hello_round, open_ptys, spawn, stop
 
 TCP_UNITS = 2000
@@ -110,7 +110,7 @@ def test_a_soft_descriptor_limit_below_what_the_units_need_is_raised_to_the_hard
 @pytest.mark.parametrize("where", [["--tcp", "127.0.0.1:0"], ["--pty"]])
 def test_a_hard_descriptor_limit_too_low_for_the_units_is_one_message_and_exit_2_before_serving(where):
     units = 200
-    r = subprocess.run([sys.executable, "-m", "emulator", "showdown", *where, "--count", str(units)], cwd=ROOT,
+    r = subprocess.run([sys.executable, "-m", "unohil.emulator", "showdown", *where, "--count", str(units)], cwd=ROOT,
                        capture_output=True, text=True, timeout=60, preexec_fn=_soft_limit(64, 64))
     assert r.returncode == 2
     assert r.stdout == ""                                    # not one unit was served
@@ -155,9 +155,9 @@ def test_a_tcp_client_replaced_while_the_old_one_hangs_up_leaves_the_unit_servin
     order: the descriptor closed by one event is not served by the next, and registrations follow."""
     import threading
 
-    from emulator.clock import RealClock
-    from emulator.device import Device
-    from emulator.serve import Server, TcpPort
+    from unohil.emulator.clock import RealClock
+    from unohil.emulator.device import Device
+    from unohil.emulator.serve import Server, TcpPort
     clock = RealClock()
     server = Server(clock)
     port = TcpPort("127.0.0.1", 0)

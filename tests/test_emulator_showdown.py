@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from protocol import ENUMS, NONE_I32, NONE_U8, NONE_U32, PARAMS_BY_NAME, msg
+from unohil.protocol import ENUMS, NONE_I32, NONE_U8, NONE_U32, PARAMS_BY_NAME, msg
 
-from emulator.inprocess import VirtualLink
-from emulator.probe import Probe
+from unohil.emulator.inprocess import VirtualLink
+from unohil.emulator.probe import Probe
 
 ERR = ENUMS["error"]
 DISP = ENUMS["disposition"]
@@ -455,8 +455,8 @@ def test_line_just_inside_half_a_window_is_not_certain():
 
 def test_line_exact_tie_is_a_coin_per_race():
     link = VirtualLink("showdown", 2024)
-    from protocol import StreamDecoder, encode
-    from protocol.devtime import wrap
+    from unohil.protocol import StreamDecoder, encode
+    from unohil.protocol.devtime import wrap
     p = Probe(link)
     for name, v in (("countdown_min_us", 500_000), ("countdown_max_us", 500_000),
                     ("beep_interval_us", 2_000_000)):

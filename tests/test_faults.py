@@ -9,15 +9,15 @@ from pathlib import Path
 
 import pytest
 
-import protocol
-from emulator.faults import FaultSpecError, Line, parse
-from harness import DeviceURLError, Driver
-from harness.cli import main
-from harness.errors import CommandTimeout, LinkError
-from harness.links import open_link
-from harness.run.runner import Runner
-from harness.scenarios.load import load_paths, loads
-from protocol import StreamDecoder, catalogue as cat, msg as M
+from unohil import protocol
+from unohil.emulator.faults import FaultSpecError, Line, parse
+from unohil.harness import DeviceURLError, Driver
+from unohil.harness.cli import main
+from unohil.harness.errors import CommandTimeout, LinkError
+from unohil.harness.links import open_link
+from unohil.harness.run.runner import Runner
+from unohil.harness.scenarios.load import load_paths, loads
+from unohil.protocol import StreamDecoder, catalogue as cat, msg as M
 
 ROOT = Path(__file__).resolve().parent.parent
 SHOWDOWN_LIBRARY = ROOT / "fixtures" / "scenarios" / "showdown"

@@ -20,13 +20,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import protocol
-from emulator.inprocess import VirtualLink
-from harness import Driver
-from harness.cli import main
-from harness.errors import DeviceMismatch
-from protocol import FrameError, StreamDecoder, catalogue as cat
-from protocol.framing import cobs_encode, crc16
+from unohil import protocol
+from unohil.emulator.inprocess import VirtualLink
+from unohil.harness import Driver
+from unohil.harness.cli import main
+from unohil.harness.errors import DeviceMismatch
+from unohil.protocol import FrameError, StreamDecoder, catalogue as cat
+from unohil.protocol.framing import cobs_encode, crc16
 
 KINDS = ("showdown", "flash", "launcher")
 COMMANDS = [m for m in cat.MESSAGES if m.kind == "command"]
@@ -471,7 +471,7 @@ CASES = {
 
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_a_protocol_mismatch_is_one_clear_error(case, tmp_path, capsys, monkeypatch):
-    from harness import links
+    from unohil.harness import links
     rewrite, words = CASES[case]
     monkeypatch.setitem(links._OPENERS, "otherfw",
                         lambda url: OtherFirmware(VirtualLink("showdown"), rewrite))

@@ -1,9 +1,9 @@
 """The driver against the in-process emulator on the virtual clock: exact and deterministic."""
 import pytest
 
-from harness import Driver, DeviceMismatch, DeviceReset, Nak, WaitTimeout
-from harness.links import open_link
-from protocol import catalogue as cat
+from unohil.harness import Driver, DeviceMismatch, DeviceReset, Nak, WaitTimeout
+from unohil.harness.links import open_link
+from unohil.protocol import catalogue as cat
 
 
 def showdown(**opts):
@@ -123,7 +123,7 @@ def test_duplicate_event_frames_are_counted_once():
         n_before = len(d.history)
         # replay the last two events: same event_seq, new frames
         last = d.history[-1].msg.event_seq
-        d.command(__import__("protocol").msg.EVENT_RESEND(first_seq=(last - 1) & 0xFFFF, count=2))
+        d.command(__import__("unohil.protocol").protocol.msg.EVENT_RESEND(first_seq=(last - 1) & 0xFFFF, count=2))
         d.drain()
         assert len(d.history) == n_before
         assert d.health.duplicates == 2
@@ -165,7 +165,7 @@ def test_device_time_unwraps_across_the_u32_wrap():
     ("socket://127.0.0.1:1", "connection refused"),
 ])
 def test_bad_urls_give_one_clear_error(url, words):
-    from harness import DeviceURLError
+    from unohil.harness import DeviceURLError
     with pytest.raises(DeviceURLError) as exc:
         open_link(url)
     assert words in str(exc.value)
@@ -175,7 +175,7 @@ def test_bad_urls_give_one_clear_error(url, words):
 def test_open_error_explanations_for_permission_and_busy():
     import errno
     import serial
-    from harness.links.serial import _explain_open_error
+    from unohil.harness.links.serial import _explain_open_error
     e = serial.SerialException(errno.EACCES, "could not open port /dev/ttyACM0: [Errno 13] Permission denied")
     assert "dialout" in _explain_open_error("/dev/ttyACM0", e)
     e = serial.SerialException(errno.EBUSY, "Could not exclusively lock port /dev/ttyACM0")

@@ -8,9 +8,9 @@ import tty
 
 import pytest
 
-from harness import DeviceURLError, Driver
-from harness.errors import LinkClosed
-from harness.links import FdLink
+from unohil.harness import DeviceURLError, Driver
+from unohil.harness.errors import LinkClosed
+from unohil.harness.links import FdLink
 
 
 def _full_race(d):
@@ -87,7 +87,7 @@ class _CountingReads:
     """os.read as FdLink sees it, counted."""
 
     def __init__(self, monkeypatch):
-        import harness.links.fd as links
+        import unohil.harness.links.fd as links
         self.calls = 0
         real = os.read
 
@@ -192,7 +192,7 @@ def test_fdlink_reads_a_pty_master_and_a_line_mode_tty_with_select():
 
 def test_harness_imports_and_reads_sockets_without_termios():
     code = ("import sys; sys.modules['termios'] = None\n"
-            "import socket, harness.links as links\n"
+            "import socket, unohil.harness.links as links\n"
             "a, b = socket.socketpair(); link = links.FdLink('pair', sock=a)\n"
             "assert not link._sliced; b.sendall(b'ok'); print(link.read(500_000)[0].decode())\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)

@@ -3,9 +3,9 @@ power) at the start of every race, the catalogue's boot position unless declared
 before the race with the switch's own edge, never inherited from the scenario before."""
 import pytest
 
-from harness import Driver
-from harness.run.runner import WAIT_MARGIN_US, Runner
-from harness.scenarios.load import ScenarioError, loads
+from unohil.harness import Driver
+from unohil.harness.run.runner import WAIT_MARGIN_US, Runner
+from unohil.harness.scenarios.load import ScenarioError, loads
 
 LEAVES_DOOR_OPEN = """
 - name: leaves the door open

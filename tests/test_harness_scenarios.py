@@ -8,16 +8,16 @@ from xml.etree import ElementTree as ET
 
 import pytest
 
-from emulator import showdown as showdown_model
-from emulator.device import GENERATORS
-from harness import Driver
-from harness.cli import main
-from harness.run import runner as runner_module
-from harness.run.runner import WAIT_MARGIN_US, Runner
-from harness.scenarios.load import ScenarioError, load_paths, loads
-from protocol import StreamDecoder
-from protocol import catalogue as cat
-from protocol.algorithms import Pcg32
+from unohil.emulator import showdown as showdown_model
+from unohil.emulator.device import GENERATORS
+from unohil.harness import Driver
+from unohil.harness.cli import main
+from unohil.harness.run import runner as runner_module
+from unohil.harness.run.runner import WAIT_MARGIN_US, Runner
+from unohil.harness.scenarios.load import ScenarioError, load_paths, loads
+from unohil.protocol import StreamDecoder
+from unohil.protocol import catalogue as cat
+from unohil.protocol.algorithms import Pcg32
 
 ROOT = Path(__file__).resolve().parent.parent
 LIBRARY = ROOT / "fixtures" / "scenarios"
@@ -223,7 +223,7 @@ class VerdictEater:
 
     def __init__(self, link):
         self.inner, self.virtual, self.url = link, link.virtual, link.url
-        from protocol import StreamDecoder
+        from unohil.protocol import StreamDecoder
         self.dec = StreamDecoder()
 
     def __getattr__(self, name):
@@ -231,7 +231,7 @@ class VerdictEater:
 
     def read(self, timeout_us):
         data, t = self.inner.read(timeout_us)
-        import protocol
+        from unohil import protocol
         out = b""
         for f in self.dec.feed(data):
             if not isinstance(f, protocol.FrameError) and f.msg.NAME != "SD_VERDICT":
@@ -240,7 +240,7 @@ class VerdictEater:
 
 
 def test_an_unrecoverable_lost_verdict_is_a_link_error_never_a_pass_or_fail():
-    from harness.links import open_link
+    from unohil.harness.links import open_link
     (sc,) = loads(GOOD, "t.yaml")
     d = Driver(VerdictEater(open_link("emu://showdown")), command_timeout_us=200_000)
     d.hello()

@@ -8,8 +8,8 @@ import sys
 
 import pytest
 
-from harness import Driver
-from protocol import catalogue as cat
+from unohil.harness import Driver
+from unohil.protocol import catalogue as cat
 from tmux_unit import TmuxUnit
 
 PHYSICAL = cat.ENUM_VALUES["input_source"]["physical"]
@@ -91,7 +91,7 @@ def test_ctrl_c_quits_cleanly(unit):
 
 
 def test_without_a_terminal_interactive_is_a_usage_error():
-    done = subprocess.run([sys.executable, "-m", "harness.cli", "emulate", "showdown", "--interactive"],
+    done = subprocess.run([sys.executable, "-m", "unohil.harness.cli", "emulate", "showdown", "--interactive"],
                           stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60)
     assert done.returncode == 2
     assert done.stderr.strip().splitlines() == [
@@ -102,9 +102,9 @@ def test_without_a_terminal_interactive_is_a_usage_error():
 # ---- the key semantics, exactly, on the virtual clock (no terminal needed: keys go to on_key) ----
 
 def keyed_unit(kind: str, **options):
-    from emulator.clock import VirtualClock
-    from emulator.device import Device
-    from emulator.terminal import Screen
+    from unohil.emulator.clock import VirtualClock
+    from unohil.emulator.device import Device
+    from unohil.emulator.terminal import Screen
     clock = VirtualClock()               # device time is clock time: the unit boots at 0
     dev = Device(kind, clock, **options)
     dev.start()
@@ -120,7 +120,7 @@ def edge_names(kind: str, edges) -> list[tuple[int, str, str, int]]:
 
 
 def test_a_key_is_a_press_released_after_a_hold_and_again_before_that_releases_first():
-    from emulator.terminal import HOLD_US
+    from unohil.emulator.terminal import HOLD_US
     clock, dev, screen, edges = keyed_unit("showdown")
     t0 = clock.now()
     screen.on_key("a")
@@ -165,7 +165,7 @@ def test_path_file_holds_what_stdout_says_and_an_unwritable_one_is_a_usage_error
 
     from tmux_unit import wait_until
     path_file = tmp_path / "paths"
-    proc = subprocess.Popen([sys.executable, "-m", "harness.cli", "emulate", "launcher", "--count", "2",
+    proc = subprocess.Popen([sys.executable, "-m", "unohil.harness.cli", "emulate", "launcher", "--count", "2",
                              "--path-file", str(path_file)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         printed = [proc.stdout.readline().strip() for _ in range(2)]
@@ -175,6 +175,6 @@ def test_path_file_holds_what_stdout_says_and_an_unwritable_one_is_a_usage_error
         proc.send_signal(signal.SIGINT)
         assert proc.wait(timeout=30) == 0
     bad = tmp_path / "no" / "such" / "dir"
-    done = subprocess.run([sys.executable, "-m", "harness.cli", "emulate", "launcher", "--path-file", str(bad)],
+    done = subprocess.run([sys.executable, "-m", "unohil.harness.cli", "emulate", "launcher", "--path-file", str(bad)],
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == 2 and f"emulator: --path-file {bad}: No such file or directory" in done.stderr

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from harness import Driver
-from harness.run import judge
-from harness.run.runner import Runner
-from harness.scenarios.load import loads
-from harness.scenarios.model import Matcher
-from harness.scenarios.units import UNITS
-from protocol import NONE_I32, NONE_U32
-from emulator import showdown
+from unohil.harness import Driver
+from unohil.harness.run import judge
+from unohil.harness.run.runner import Runner
+from unohil.harness.scenarios.load import loads
+from unohil.harness.scenarios.model import Matcher
+from unohil.harness.scenarios.units import UNITS
+from unohil.protocol import NONE_I32, NONE_U32
+from unohil.emulator import showdown
 from test_harness_scenarios import GOOD
 
 # the library's clean win, with the expected reaction left open

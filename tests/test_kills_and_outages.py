@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from protocol import Frame, StreamDecoder, catalogue as cat
+from unohil.protocol import Frame, StreamDecoder, catalogue as cat
 
 ROOT = Path(__file__).resolve().parent.parent
 PADDLE_A = cat.ENUM_VALUES["showdown_input"]["paddle_a"]
@@ -123,7 +123,7 @@ class Relay:
 
 
 def unohil(*args: str, **kw) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "harness.cli", *args], cwd=ROOT, stdout=subprocess.PIPE,
+    return subprocess.Popen([sys.executable, "-m", "unohil.harness.cli", *args], cwd=ROOT, stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, text=True, env={**os.environ, "COLUMNS": "200"}, **kw)
 
 
@@ -243,11 +243,11 @@ def test_ser2net_restarted_mid_run_costs_the_race_it_cut_and_the_run_goes_on(tmp
     the second scenario's race and started again on its port a second later. The run is in this
     process, its link watched where the driver opens it, to know when the race is under way."""
     test_ser2net = pytest.importorskip("test_ser2net")      # skips itself when ser2net is not installed
-    from harness import Driver
-    from harness.cli import main
-    from harness.links import open_link
+    from unohil.harness import Driver
+    from unohil.harness.cli import main
+    from unohil.harness.links import open_link
 
-    emu = subprocess.Popen([sys.executable, "-m", "emulator", "showdown", "--pty", "--clock", "virtual"],
+    emu = subprocess.Popen([sys.executable, "-m", "unohil.emulator", "showdown", "--pty", "--clock", "virtual"],
                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     pty = emu.stdout.readline().strip()
     (port,) = test_ser2net._free_ports(1)

@@ -21,9 +21,9 @@ except ImportError:
         raise RuntimeError("labgrid is required (UNOHIL_REQUIRE_LABGRID=1) but not installed") from None
     pytest.skip("labgrid is not installed (pip install 'uno-hil[labgrid]')", allow_module_level=True)
 
-from harness.errors import DeviceBusy, DeviceURLError
-from harness.links.labgrid import Coordinator
-from harness.session.driver import Driver
+from unohil.harness.errors import DeviceBusy, DeviceURLError
+from unohil.harness.links.labgrid import Coordinator
+from unohil.harness.session.driver import Driver
 
 ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
@@ -79,7 +79,7 @@ def lab(tmp_path_factory):
         return p
 
     try:
-        emu = start(sys.executable, "-m", "emulator", "showdown", "--tcp", "127.0.0.1:0", "--count", "3",
+        emu = start(sys.executable, "-m", "unohil.emulator", "showdown", "--tcp", "127.0.0.1:0", "--count", "3",
                     "--clock", "virtual", "--serial", "11", "--labgrid-exporter", str(tmp / "exporter.yaml"),
                     "--connection-log", str(tmp / "connections.log"), stdout=subprocess.PIPE)
         units = [emu.stdout.readline().strip() for _ in PLACES]
@@ -181,7 +181,7 @@ def test_two_runners_share_three_places_waiting_their_turn_and_never_a_unit_at_o
     of the three waits, a runner that will not wait is refused, and once the test lets its place go
     the waiting one proceeds."""
     env = dict(os.environ)
-    unohil = [sys.executable, "-m", "harness.cli"]
+    unohil = [sys.executable, "-m", "unohil.harness.cli"]
     before = {u: len(ev) for u, ev in _connections(lg["log"]).items()}
     held = Driver.open("labgrid://?unit=showdown")
     held_place, held_serial = held.link.holding.place, held.link.serial_url

@@ -6,8 +6,8 @@ import sys
 import pytest
 import yaml
 
-from harness.errors import DeviceURLError
-from harness.links.labgrid import parse, serial_clash
+from unohil.harness.errors import DeviceURLError
+from unohil.harness.links.labgrid import parse, serial_clash
 
 
 def test_labgrid_urls():
@@ -34,7 +34,7 @@ def test_the_pyserial_clash_is_told_apart():
 
 def test_emulate_writes_the_exporter_configuration_of_its_units(tmp_path):
     out = tmp_path / "exporter.yaml"
-    proc = subprocess.Popen([sys.executable, "-m", "emulator", "flash", "--tcp", "127.0.0.1:0", "--count", "2",
+    proc = subprocess.Popen([sys.executable, "-m", "unohil.emulator", "flash", "--tcp", "127.0.0.1:0", "--count", "2",
                              "--serial", "40", "--labgrid-exporter", str(out)],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
@@ -51,7 +51,7 @@ def test_emulate_writes_the_exporter_configuration_of_its_units(tmp_path):
 
 
 def test_exporter_configuration_and_connection_log_need_tcp(tmp_path):
-    r = subprocess.run([sys.executable, "-m", "emulator", "showdown", "--labgrid-exporter", str(tmp_path / "x")],
+    r = subprocess.run([sys.executable, "-m", "unohil.emulator", "showdown", "--labgrid-exporter", str(tmp_path / "x")],
                        capture_output=True, text=True, timeout=60)
     assert r.returncode == 2 and "need --tcp HOST:PORT" in r.stderr
     assert not (tmp_path / "x").exists()

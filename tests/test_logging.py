@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import logging
 
-from harness import Driver
-from harness.run.runner import Runner
-from harness.scenarios.load import loads
+from unohil.harness import Driver
+from unohil.harness.run.runner import Runner
+from unohil.harness.scenarios.load import loads
 from test_harness_scenarios import GOOD
 
 SCENARIO = GOOD.replace("verdict: {loser: b,", "verdict: {loser: a,")     # a claim the unit will not bear out

@@ -18,14 +18,14 @@ from xml.etree import ElementTree as ET
 
 import pytest
 
-from protocol import FrameError, StreamDecoder
+from unohil.protocol import FrameError, StreamDecoder
 
-from harness.cli.app import main
-from harness.report.files import file_mode
-from harness.run.runner import Runner
-from harness.scenarios.load import loads
-from harness.session.driver import Driver, input_id
-from harness.session.trace import TraceWriter
+from unohil.harness.cli.app import main
+from unohil.harness.report.files import file_mode
+from unohil.harness.run.runner import Runner
+from unohil.harness.scenarios.load import loads
+from unohil.harness.session.driver import Driver, input_id
+from unohil.harness.session.trace import TraceWriter
 from test_harness_scenarios import GOOD
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -130,7 +130,7 @@ def test_stdout_redirected_to_a_file_gets_the_results_after_the_console_text(tmp
     log = tmp_path / "log.txt"
     with open(log, "w") as out:
         inode = os.fstat(out.fileno()).st_ino
-        r = subprocess.run([sys.executable, "-m", "harness.cli", "run", str(good), "-q", "--junit", "/dev/stdout"],
+        r = subprocess.run([sys.executable, "-m", "unohil.harness.cli", "run", str(good), "-q", "--junit", "/dev/stdout"],
                            cwd=ROOT, stdout=out, stderr=subprocess.PIPE, text=True, timeout=60)
     assert r.returncode == 0, r.stderr
     text = log.read_text()
@@ -213,7 +213,7 @@ def test_a_full_disk_costs_its_outputs_alone_and_never_the_run(tmp_path):
     out_xml = tmp_path / "r.xml"
     script = (f"mount -t tmpfs -o size=64k tmpfs {full} && mkdir {full}/t && "
               f"(cat /dev/zero > {full}/filler 2>/dev/null; true) && "
-              f'exec "$0" -m harness.cli run {good} --json {full}/r.json --junit {out_xml} --trace {full}/t')
+              f'exec "$0" -m unohil.harness.cli run {good} --json {full}/r.json --junit {out_xml} --trace {full}/t')
     r = subprocess.run(["unshare", "-rm", "sh", "-c", script, sys.executable], cwd=ROOT, capture_output=True,
                        text=True, timeout=120)
     assert r.returncode == 2, r.stderr
@@ -335,7 +335,7 @@ def presses_of_a(sent: list) -> int:
 
 def _start_run(tmp_path: Path, scenarios: Path, url: str) -> subprocess.Popen:
     return subprocess.Popen(
-        [sys.executable, "-m", "harness.cli", "run", str(scenarios), "--device", url,
+        [sys.executable, "-m", "unohil.harness.cli", "run", str(scenarios), "--device", url,
          "--json", str(tmp_path / "r.json"), "--junit", str(tmp_path / "r.xml")],
         cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
@@ -412,7 +412,7 @@ def test_a_second_signal_abandons_the_race_and_cancels_the_units_stimuli(tmp_pat
 
 def test_sigterm_outside_a_run_is_one_line_and_exit_143(tmp_path):
     """Commands other than run: SIGTERM says so and exits 143, as Ctrl-C says so and exits 130."""
-    proc = subprocess.Popen([sys.executable, "-m", "harness.cli", "conform", "--device", "emu://showdown?clock=real"],
+    proc = subprocess.Popen([sys.executable, "-m", "unohil.harness.cli", "conform", "--device", "emu://showdown?clock=real"],
                             cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         assert proc.stdout.readline().strip()

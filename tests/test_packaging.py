@@ -1,4 +1,5 @@
 """The package as users get it: a wheel installed in a fresh venv, run outside the repo folder."""
+import shutil
 import subprocess
 import sys
 import venv
@@ -9,12 +10,22 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 
 
+def build_wheel(tmp_path: Path) -> Path:
+    """The wheel, built from a copy of the checkout: setuptools writes build/ beside the sources, and two
+    builds in one folder at once (two test workers) trip over each other."""
+    source = tmp_path / "source"
+    shutil.copytree(ROOT, source, ignore=shutil.ignore_patterns(".git", ".venv", "build", "*.egg-info",
+                                                                 "__pycache__", "out"))
+    wheels = tmp_path / "wheels"
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(wheels), str(source)],
+                   check=True, capture_output=True)
+    (wheel,) = wheels.glob("uno_hil-*.whl")
+    return wheel
+
+
 @pytest.mark.slow
 def test_a_wheel_outside_the_repo_runs_and_conforms_with_the_shipped_library(tmp_path):
-    wheels = tmp_path / "wheels"
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w",
-                    str(wheels), str(ROOT)], check=True, capture_output=True)
-    (wheel,) = wheels.glob("uno_hil-*.whl")
+    wheel = build_wheel(tmp_path)
     env_dir = tmp_path / "venv"
     venv.create(env_dir, with_pip=True)
     py = env_dir / "bin" / "python"
@@ -29,3 +40,59 @@ def test_a_wheel_outside_the_repo_runs_and_conforms_with_the_shipped_library(tmp
                              capture_output=True, text=True)
     assert conform.returncode == 0 and "CONFORMS" in conform.stdout, conform.stdout + conform.stderr
     assert "7 Showdown unit" in conform.stdout
+
+
+FOLDERS = ("protocol", "emulator", "harness")
+
+
+def test_pyproject_lists_every_package_folder_under_unohil():
+    """A new sub-folder with an __init__.py is installed only if pyproject lists it."""
+    import tomllib
+    listed = set(tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
+    found = {"unohil." + ".".join(init.parent.relative_to(ROOT).parts)
+             for folder in FOLDERS for init in (ROOT / folder).rglob("__init__.py")}
+    assert listed == found
+
+
+def test_no_module_imports_the_folders_by_their_bare_names():
+    """Inside the checkout `protocol` happens to be importable from the repo root; installed it is not:
+    every import names unohil.protocol, unohil.harness, unohil.emulator."""
+    import ast
+    bad = []
+    for path in ROOT.glob("*/**/*.py"):
+        if path.parts[len(ROOT.parts)] in (".venv", ".git", "build") or "site-packages" in path.parts:
+            continue
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+                [node.module] if isinstance(node, ast.ImportFrom) and node.module and node.level == 0 else []
+            bad += [f"{path.relative_to(ROOT)}:{node.lineno}: {n}" for n in names if n.split(".")[0] in FOLDERS]
+    assert not bad, "\n".join(bad)
+
+
+@pytest.mark.slow
+def test_the_wheel_installs_one_import_name_and_leaves_a_users_own_modules_alone(tmp_path):
+    """A project with its own protocol.py and harness.py, in a venv with uno-hil installed, imports its own
+    modules, and `python -m pytest` and plain `pytest` pass there (the plugin is loaded, and harmless)."""
+    wheel = build_wheel(tmp_path)
+    import zipfile
+    tops = {name.split("/")[0] for name in zipfile.ZipFile(wheel).namelist()}
+    assert tops == {"unohil", "uno_hil-0.1.0.dist-info", "uno_hil-0.1.0.data"}, tops
+    env_dir = tmp_path / "venv"
+    venv.create(env_dir, with_pip=True)
+    py = str(env_dir / "bin" / "python")
+    subprocess.run([py, "-m", "pip", "install", "-q", str(wheel), "pytest"], check=True, capture_output=True)
+    away = tmp_path / "elsewhere"
+    away.mkdir()
+    for name in FOLDERS:
+        r = subprocess.run([py, "-c", f"import {name}"], cwd=away, capture_output=True, text=True)
+        assert r.returncode != 0 and "No module named" in r.stderr, (name, r.stderr)
+    user = tmp_path / "users_project"
+    user.mkdir()
+    (user / "protocol.py").write_text("def catalogue():\n    return 'mine'\n")
+    (user / "harness.py").write_text("NAME = 'my harness'\n")
+    (user / "test_mine.py").write_text("import harness\nfrom protocol import catalogue\n\n\n"
+                                       "def test_my_modules():\n"
+                                       "    assert catalogue() == 'mine' and harness.NAME == 'my harness'\n")
+    for command in ([py, "-m", "pytest", "-q"], [str(env_dir / "bin" / "pytest"), "-q"]):
+        r = subprocess.run(command, cwd=user, capture_output=True, text=True)
+        assert r.returncode == 0 and "1 passed" in r.stdout, r.stdout + r.stderr

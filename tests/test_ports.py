@@ -5,10 +5,10 @@ import threading
 
 import pytest
 
-from emulator.usb_backend import EmulatedBackend
-from harness import cli
-from harness.links import usb as usb_link
-from harness.links.ports import scan
+from unohil.emulator.usb_backend import EmulatedBackend
+from unohil.harness import cli
+from unohil.harness.links import usb as usb_link
+from unohil.harness.links.ports import scan
 
 
 @pytest.fixture
@@ -49,7 +49,7 @@ def test_an_emulated_unit_on_a_pty_answers(emulator_process, tmp_path, capsys):
 
 
 def test_silent_ports_are_no_answer_and_probed_in_parallel(silent_pty, monkeypatch):
-    import harness.links.ports as ports_mod
+    import unohil.harness.links.ports as ports_mod
     paths = [silent_pty() for _ in range(4)]
     order: list[tuple[str, str]] = []
     lock = threading.Lock()
@@ -117,7 +117,7 @@ def test_usb_units_on_the_emulated_bus(bus, tmp_path):
     assert denied.status == "error" and "permission denied" in denied.reason and "udev" in denied.reason
     assert not notes
     # the URL listed is one the harness opens
-    from harness import Driver
+    from unohil.harness import Driver
     with Driver.open(a.port) as d:
         assert d.identity.serial == 0x11 and d.identity.seed == 2
 

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import pytest
 
-from protocol import catalogue as cat
-from protocol.catalogue import UNITS, CrossRule
+from unohil.protocol import catalogue as cat
+from unohil.protocol.catalogue import UNITS, CrossRule
 
 # the game units: every kind of the enum but the rig's, which has a section of its own (SPEC 13)
 KINDS = [k for k in cat.ENUM_VALUES["unit_kind"] if k != cat.RIG.kind]

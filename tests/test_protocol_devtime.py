@@ -7,8 +7,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from protocol import devtime
-from protocol.devtime import HALF, WRAP, Unwrapper, diff, wrap
+from unohil.protocol import devtime
+from unohil.protocol.devtime import HALF, WRAP, Unwrapper, diff, wrap
 
 
 def test_wrap_period_is_71_min_34_967296_s():

@@ -3,10 +3,10 @@ from __future__ import annotations
 
 import pytest
 
-import protocol
-from protocol import catalogue as cat
-from protocol.codec import FrameError, StreamDecoder, decode, decode_raw, encode, encode_raw
-from protocol.framing import cobs_decode, cobs_encode, crc16
+from unohil import protocol
+from unohil.protocol import catalogue as cat
+from unohil.protocol.codec import FrameError, StreamDecoder, decode, decode_raw, encode, encode_raw
+from unohil.protocol.framing import cobs_decode, cobs_encode, crc16
 
 M = protocol.msg
 

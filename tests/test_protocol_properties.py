@@ -8,8 +8,8 @@ import pytest
 from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
 
-from protocol import catalogue as cat
-from protocol.codec import Frame, FrameError, StreamDecoder, decode, decode_raw, encode, encode_raw
+from unohil.protocol import catalogue as cat
+from unohil.protocol.codec import Frame, FrameError, StreamDecoder, decode, decode_raw, encode, encode_raw
 
 SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 MAX_RUN = cat.MAX_ENCODED - 1

@@ -7,10 +7,10 @@ from importlib import resources
 import pytest
 import yaml
 
-from protocol import catalogue as cat
-from protocol.schema import CatalogueError, load_catalogue, load_decisions
+from unohil.protocol import catalogue as cat
+from unohil.protocol.schema import CatalogueError, load_catalogue, load_decisions
 
-TEXT = resources.files("protocol").joinpath("messages.yaml").read_text(encoding="utf-8")
+TEXT = resources.files("unohil.protocol").joinpath("messages.yaml").read_text(encoding="utf-8")
 
 
 def broken(old: str, new: str, mark: str) -> tuple[str, str]:
@@ -157,7 +157,7 @@ def test_the_wait_bounds_and_boot_positions_as_the_harness_reads_them():
 
 # ---- the decision index (decisions.yaml) ----
 
-DECISIONS_TEXT = resources.files("protocol").joinpath("decisions.yaml").read_text(encoding="utf-8")
+DECISIONS_TEXT = resources.files("unohil.protocol").joinpath("decisions.yaml").read_text(encoding="utf-8")
 UNIT_SECTIONS = {kind: u.section for kind, u in cat.UNITS.items()} | {cat.PROTOCOL_GROUP: cat.PROTOCOL_SECTIONS}
 
 

@@ -9,8 +9,8 @@ import sys
 
 import pytest
 
-from protocol import algorithms as A
-from protocol import catalogue as cat
+from unohil.protocol import algorithms as A
+from unohil.protocol import catalogue as cat
 from tools import spec_tables
 from tools import vectors as V
 
@@ -218,7 +218,7 @@ def test_vectors_json_is_what_the_spec_points_to():
 
 
 def test_the_generators_check_values_in_section_6_are_its_outputs():
-    from protocol.algorithms import Pcg32
+    from unohil.protocol.algorithms import Pcg32
     m = re.search(r"rng_seed 1 gives (0x[0-9a-f]{8}), (0x[0-9a-f]{8}), (0x[0-9a-f]{8})", SPEC)
     assert m, "SPEC 6.0 lost its check values"
     g = Pcg32(1)

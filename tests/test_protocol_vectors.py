@@ -7,10 +7,10 @@ from collections import Counter
 
 import pytest
 
-from protocol import algorithms as A
-from protocol import catalogue as cat
-from protocol.codec import Frame, FrameError, StreamDecoder, decode, decode_raw, encode, encode_raw
-from protocol.framing import crc16
+from unohil.protocol import algorithms as A
+from unohil.protocol import catalogue as cat
+from unohil.protocol.codec import Frame, FrameError, StreamDecoder, decode, decode_raw, encode, encode_raw
+from unohil.protocol.framing import crc16
 from tools import vectors as V
 
 DATA = json.loads(V.JSON_PATH.read_text(encoding="utf-8"))

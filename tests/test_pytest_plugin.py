@@ -230,7 +230,7 @@ def test_xdist_workers_each_own_a_device(pytester):
 def test_xdist_workers_find_no_free_device_and_fail_clearly(pytester, emulator_process):
     """The pool's devices are claimed elsewhere (here by this process, for as long as the run lasts),
     so every worker that needs one fails with the reason, whatever the scheduling."""
-    from harness.run.pool import DevicePool
+    from unohil.harness.run.pool import DevicePool
     _proc, urls = emulator_process("showdown", "--tcp", "127.0.0.1:0", "--count", "2", count=2)
     holders = [DevicePool([u], owner="the test itself") for u in urls]
     for h in holders:

@@ -8,16 +8,16 @@ from pathlib import Path
 
 import pytest
 
-from emulator.device import SOURCE
-from harness import Driver
-from harness.cli.app import main
-from harness.record.live import LiveRecording
-from harness.record.scenario import dump, scenario_of
-from harness.record.segments import segments_of
-from harness.run.runner import Runner
-from harness.scenarios.library import library_dir, library_paths
-from harness.scenarios.load import load_paths, loads
-from protocol import catalogue as cat
+from unohil.emulator.device import SOURCE
+from unohil.harness import Driver
+from unohil.harness.cli.app import main
+from unohil.harness.record.live import LiveRecording
+from unohil.harness.record.scenario import dump, scenario_of
+from unohil.harness.record.segments import segments_of
+from unohil.harness.run.runner import Runner
+from unohil.harness.scenarios.library import library_dir, library_paths
+from unohil.harness.scenarios.load import load_paths, loads
+from unohil.protocol import catalogue as cat
 from test_harness_scenarios import GOOD
 
 KINDS = tuple(cat.UNITS)

@@ -1,7 +1,7 @@
 """The replay-against-recording comparison: alignment by event order, field and time differences."""
 from __future__ import annotations
 
-from harness.record.diff import compare, summary
+from unohil.harness.record.diff import compare, summary
 
 REC = [(0, "SD_CARDS", {"cards": 2}), (1000, "SD_COUNTDOWN", {"cards": 2}), (3001000, "SD_GREEN", {}),
        (3201000, "SD_LAUNCH", {"toward": "b"}), (3202000, "SD_VERDICT", {"loser": "b", "reason": "first_press"})]

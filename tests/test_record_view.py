@@ -6,12 +6,12 @@ import io
 
 from rich.console import Console
 
-from protocol import catalogue as cat
+from unohil.protocol import catalogue as cat
 
-from harness.record.live import LiveRecording
-from harness.record.view import LATEST, RecordingView
-from harness.scenarios.units import UNITS
-from harness.session.driver import Driver
+from unohil.harness.record.live import LiveRecording
+from unohil.harness.record.view import LATEST, RecordingView
+from unohil.harness.scenarios.units import UNITS
+from unohil.harness.session.driver import Driver
 
 
 def _session(view_of) -> RecordingView:

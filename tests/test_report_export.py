@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.cli import main
-from protocol import catalogue as cat
+from unohil.harness.cli import main
+from unohil.protocol import catalogue as cat
 
 ROOT = Path(__file__).resolve().parent.parent
 LIBRARY = ROOT / "fixtures" / "scenarios"

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from harness.cli import main
-from harness.report.html import report_html
-from harness.report.timeline import EVENTS, INPUTS, LIGHTS, STATE, TIMES, race_timeline
-from protocol import catalogue as cat
+from unohil.harness.cli import main
+from unohil.harness.report.html import report_html
+from unohil.harness.report.timeline import EVENTS, INPUTS, LIGHTS, STATE, TIMES, race_timeline
+from unohil.protocol import catalogue as cat
 
 ROOT = Path(__file__).resolve().parent.parent
 LIBRARY = ROOT / "fixtures" / "scenarios"

@@ -5,10 +5,10 @@ from xml.etree import ElementTree as ET
 
 import pytest
 
-from harness.cli import main
-from harness.outcome import Outcome, Record
-from harness.report.junit import junit_xml, xml_text
-from protocol import catalogue as cat
+from unohil.harness.cli import main
+from unohil.harness.outcome import Outcome, Record
+from unohil.harness.report.junit import junit_xml, xml_text
+from unohil.protocol import catalogue as cat
 
 lxml_etree = pytest.importorskip("lxml.etree", reason="lxml (the test extra) checks the JUnit schema")
 

@@ -6,12 +6,12 @@ from pathlib import Path
 import pytest
 import yaml
 
-from harness.cli import main
-from harness.errors import ScenarioError
-from harness.report.scenario_schema import scenario_schema
-from harness.scenarios.load import STEP_COMMON, loads
-from harness.scenarios.units import UNITS
-from protocol import catalogue as cat
+from unohil.harness.cli import main
+from unohil.harness.errors import ScenarioError
+from unohil.harness.report.scenario_schema import scenario_schema
+from unohil.harness.scenarios.load import STEP_COMMON, loads
+from unohil.harness.scenarios.units import UNITS
+from unohil.protocol import catalogue as cat
 
 jsonschema = pytest.importorskip("jsonschema", reason="jsonschema (the test extra) checks files against the schema")
 

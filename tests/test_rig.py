@@ -5,17 +5,17 @@ from pathlib import Path
 
 import pytest
 
-from protocol import ENUMS, catalogue as cat, msg
-from protocol.devtime import wrap
-from protocol.schema import CatalogueError, load_catalogue
+from unohil.protocol import ENUMS, catalogue as cat, msg
+from unohil.protocol.devtime import wrap
+from unohil.protocol.schema import CatalogueError, load_catalogue
 
-from emulator.path import PathSpecError
-from emulator.rig import RIG_BOOT_US, open_pair
-from harness.errors import DeviceURLError, Nak
-from harness.rig.fairness import measure
-from harness.rig.links import open_drivers
-from harness.rig.session import RigSession
-from harness.session.driver import Driver
+from unohil.emulator.path import PathSpecError
+from unohil.emulator.rig import RIG_BOOT_US, open_pair
+from unohil.harness.errors import DeviceURLError, Nak
+from unohil.harness.rig.fairness import measure
+from unohil.harness.rig.links import open_drivers
+from unohil.harness.rig.session import RigSession
+from unohil.harness.session.driver import Driver
 
 YAML = (Path(cat.__file__).parent / "messages.yaml").read_text(encoding="utf-8")
 SIGNAL = cat.ENUM_VALUES["rig_signal"]
@@ -102,7 +102,7 @@ def test_the_rig_answers_its_commands_by_the_rules_of_inject(bench):
 
 
 def test_a_rig_served_on_its_own_reports_its_driven_edges():
-    from emulator.inprocess import VirtualLink
+    from unohil.emulator.inprocess import VirtualLink
     d = Driver(VirtualLink("rig"))
     d.hello(expect_kind="rig")
     assert _nak(d, msg.INPUT(input=0, action=1, value=0)) == "unsupported"
@@ -225,7 +225,7 @@ def test_the_flash_buzzer_race_finds_a_seat_that_is_late():
 # ---- latency from the physical press (SPEC 13.5) ----
 
 def _bench(kind: str, path: str, races: int = 24) -> dict:
-    from harness.rig.bench import rig_latencies
+    from unohil.harness.rig.bench import rig_latencies
     unit, rig = open_drivers(f"emu://{kind}?clock=virtual&seed=2", f"emurig://?{path}")
     s = RigSession(unit, rig)
     s.wire()
@@ -267,7 +267,7 @@ def test_the_other_kinds_measure_from_the_press(kind, path, figure, late):
 
 def test_unohil_fairness_and_bench_through_an_emulated_rig(tmp_path, capsys):
     import json
-    from harness.cli.app import main
+    from unohil.harness.cli.app import main
     out = tmp_path / "fair.json"
     status = main(["fairness", "--device", "emu://showdown", "--rig", "emurig://?skew_paddle_b=300us",
                    "--json", str(out)])
@@ -303,11 +303,11 @@ VARIANT = "exact tie on a unit without a landing sensor, the players read the li
 
 @pytest.mark.parametrize("kind", list(cat.UNITS))
 def test_the_library_passes_in_rig_mode_on_a_clean_path(kind):
-    from harness.outcome import Outcome
-    from harness.rig.links import open_rig_unit
-    from harness.run.runner import Runner
-    from harness.scenarios.library import library_paths
-    from harness.scenarios.load import load_paths
+    from unohil.harness.outcome import Outcome
+    from unohil.harness.rig.links import open_rig_unit
+    from unohil.harness.run.runner import Runner
+    from unohil.harness.scenarios.library import library_paths
+    from unohil.harness.scenarios.load import load_paths
     scenarios = [s for s in load_paths(library_paths()) if s.unit == kind]
     d = open_rig_unit(f"emu://{kind}", "emurig://")
     try:
@@ -326,11 +326,11 @@ def test_the_library_passes_in_rig_mode_on_a_clean_path(kind):
 
 
 def test_rig_mode_catches_a_polling_unit():
-    from harness.outcome import Outcome
-    from harness.rig.links import open_rig_unit
-    from harness.run.runner import Runner
-    from harness.scenarios.library import library_paths
-    from harness.scenarios.load import load_paths
+    from unohil.harness.outcome import Outcome
+    from unohil.harness.rig.links import open_rig_unit
+    from unohil.harness.run.runner import Runner
+    from unohil.harness.scenarios.library import library_paths
+    from unohil.harness.scenarios.load import load_paths
     scenarios = [s for s in load_paths(library_paths()) if s.unit == "showdown" and "tie" in s.tags]
     d = open_rig_unit("emu://showdown", "emurig://?poll=1ms")
     try:
@@ -342,7 +342,7 @@ def test_rig_mode_catches_a_polling_unit():
 
 def test_unohil_run_in_rig_mode(tmp_path):
     import json
-    from harness.cli.app import main
+    from unohil.harness.cli.app import main
     out = tmp_path / "results.json"
     assert main(["run", "-q", "--device", "emu://launcher", "--rig", "emurig://", "--json", str(out),
                  "fixtures/scenarios/launcher"]) == 0
@@ -355,7 +355,7 @@ def test_unohil_run_in_rig_mode(tmp_path):
 
 def test_unohil_conform_gains_the_fairness_check_of_spec_13_6(tmp_path):
     import json
-    from harness.cli.app import main
+    from unohil.harness.cli.app import main
     out = tmp_path / "conform.json"
     assert main(["conform", "-q", "--no-scenarios", "--device", "emu://showdown",
                  "--rig", "emurig://?skew_paddle_b=300us", "--json", str(out)]) == 1

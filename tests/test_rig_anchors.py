@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import pytest
 
-from harness.errors import ScenarioError
-from harness.outcome import Outcome
-from harness.rig.links import open_rig_unit
-from harness.run.runner import Runner
-from harness.scenarios.load import loads
-from harness.scenarios.units import RIG_ANCHORS
-from harness.session.driver import Driver
+from unohil.harness.errors import ScenarioError
+from unohil.harness.outcome import Outcome
+from unohil.harness.rig.links import open_rig_unit
+from unohil.harness.run.runner import Runner
+from unohil.harness.scenarios.load import loads
+from unohil.harness.scenarios.units import RIG_ANCHORS
+from unohil.harness.session.driver import Driver
 from test_harness_scenarios import GOOD
 
 # the library's simplest race (a clean win for A), its press at AT, its verdict not tied to that time

@@ -7,18 +7,18 @@ from pathlib import Path
 
 import pytest
 
-from protocol import catalogue as cat, msg
-from protocol.devtime import wrap
-from protocol.schema import CatalogueError, load_catalogue
+from unohil.protocol import catalogue as cat, msg
+from unohil.protocol.devtime import wrap
+from unohil.protocol.schema import CatalogueError, load_catalogue
 
-from emulator.inprocess import VirtualLink
-from harness.cli.app import main
-from harness.errors import Nak
-from harness.rig.bench import rig_latencies
-from harness.rig.fairness import measure_seats
-from harness.rig.links import open_drivers
-from harness.rig.session import RigSession
-from harness.session.driver import Driver
+from unohil.emulator.inprocess import VirtualLink
+from unohil.harness.cli.app import main
+from unohil.harness.errors import Nak
+from unohil.harness.rig.bench import rig_latencies
+from unohil.harness.rig.fairness import measure_seats
+from unohil.harness.rig.links import open_drivers
+from unohil.harness.rig.session import RigSession
+from unohil.harness.session.driver import Driver
 
 YAML = (Path(cat.__file__).parent / "messages.yaml").read_text(encoding="utf-8")
 SIGNAL = cat.ENUM_VALUES["rig_signal"]
@@ -192,8 +192,8 @@ def test_unohil_fairness_on_a_flash_reports_every_seat_and_fails_the_late_one(tm
 
 
 def test_conform_holds_every_flash_seat_to_the_bound():
-    from harness.conform.rig import rig_checks
-    from harness.outcome import Outcome
+    from unohil.harness.conform.rig import rig_checks
+    from unohil.harness.outcome import Outcome
     checks = rig_checks("emu://flash?players=3", "emurig://?skew_player_2=300us")
     assert [(c.section, c.status) for c in checks] == [("13.6", Outcome.PASS), ("13.6", Outcome.FAIL)]
     assert "seat player_2 against player_0" in checks[1].name and "+300 us toward player_0" in checks[1].detail

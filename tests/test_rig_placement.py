@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from harness import Driver
-from harness.outcome import Outcome
-from harness.rig.links import open_rig_unit
-from harness.run.runner import Runner
-from harness.scenarios.load import load_file
+from unohil.harness import Driver
+from unohil.harness.outcome import Outcome
+from unohil.harness.rig.links import open_rig_unit
+from unohil.harness.run.runner import Runner
+from unohil.harness.scenarios.load import load_file
 
 LIBRARY = Path(__file__).resolve().parent.parent / "fixtures" / "scenarios"
 

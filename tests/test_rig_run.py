@@ -8,16 +8,16 @@ from pathlib import Path
 
 import pytest
 
-from protocol import catalogue as cat
+from unohil.protocol import catalogue as cat
 
-from emulator.path import InputPath, parse as parse_path
-from harness.errors import ScenarioError
-from harness.outcome import Outcome
-from harness.rig.links import open_rig_unit
-from harness.rig.unit import unplayable
-from harness.run.runner import Runner
-from harness.scenarios.load import load_paths, loads
-from harness.session.driver import Driver
+from unohil.emulator.path import InputPath, parse as parse_path
+from unohil.harness.errors import ScenarioError
+from unohil.harness.outcome import Outcome
+from unohil.harness.rig.links import open_rig_unit
+from unohil.harness.rig.unit import unplayable
+from unohil.harness.run.runner import Runner
+from unohil.harness.scenarios.load import load_paths, loads
+from unohil.harness.session.driver import Driver
 
 LIBRARY = Path(__file__).resolve().parent.parent / "fixtures" / "scenarios"
 SHOWDOWN_RIG = LIBRARY / "showdown" / "rig.yaml"
@@ -140,7 +140,7 @@ def test_switches_holds_and_players_by_role_are_playable():
 
 
 def test_rig_scenarios_are_skipped_without_a_rig(tmp_path, capsys):
-    from harness.cli.app import main
+    from unohil.harness.cli.app import main
     d = Driver.open("emu://showdown?clock=virtual")
     try:
         for sc in load_paths([str(SHOWDOWN_RIG)]):
@@ -188,7 +188,7 @@ def test_a_launcher_has_no_reaction_error_to_expect():
 # ---- the outputs: results JSON, JUnit, console; the pytest plugin ----
 
 def test_unohil_run_in_rig_mode_reports_both_views(tmp_path, capsys):
-    from harness.cli.app import main
+    from unohil.harness.cli.app import main
     out, junit = tmp_path / "r.json", tmp_path / "r.xml"
     assert main(["run", "-q", "--device", "emu://showdown", "--rig", "emurig://?delay_red=5ms", "--json", str(out),
                  "--junit", str(junit), str(SHOWDOWN_RIG)]) == 1
@@ -204,7 +204,7 @@ def test_unohil_run_in_rig_mode_reports_both_views(tmp_path, capsys):
 
 
 def test_rig_mode_and_host_timed_presses_are_one_usage_error(capsys):
-    from harness.cli.app import main
+    from unohil.harness.cli.app import main
     assert main(["run", "-q", "--device", "emu://showdown", "--rig", "emurig://", "--host-timed",
                  str(SHOWDOWN_RIG)]) == 2
     assert "--rig and --host-timed: in rig mode the rig presses the unit's buttons" in capsys.readouterr().err
@@ -231,7 +231,7 @@ def test_the_pytest_plugin_runs_through_a_rig(pytester):
 
 def _later(f, by_us: int):
     """A copy of frame f that came by_us later."""
-    from protocol import Frame
+    from unohil.protocol import Frame
     g = Frame(f.version, f.seq, f.time_us, f.msg)
     g.dev_us = f.dev_us + by_us
     return g
@@ -240,7 +240,7 @@ def _later(f, by_us: int):
 def test_a_lamp_the_unit_switches_after_its_verdict_counts_from_the_verdict():
     # the false start as a unit would run it whose firmware lights the red lamp 30 ms after its verdict: the
     # unit's LIGHT and the rig's capture of the red line both 30 ms late
-    from harness.rig.views import race_view
+    from unohil.harness.rig.views import race_view
     d = open_rig_unit("emu://showdown", "emurig://")
     try:
         sc = next(sc for sc in load_paths([str(SHOWDOWN_RIG)]) if "false start" in sc.name)
@@ -262,7 +262,7 @@ def test_a_lamp_the_unit_switches_after_its_verdict_counts_from_the_verdict():
 
 def _replace_field(f, **fields):
     """A copy of frame f whose message has these fields changed (as a unit reporting them wrong would send)."""
-    from protocol import Frame
+    from unohil.protocol import Frame
     m = f.msg
     names = [fd.name for fd in m.DEF.fields]
     values = [fields.get(n, getattr(m, n)) for n in names]
@@ -279,7 +279,7 @@ def _replace_field(f, **fields):
 def test_a_unit_wrong_about_its_presses_fails_the_rig_expectation(broken, says):
     # the library's first-press rig scenario, its events as a broken unit would report them: the press of A
     # stamped 150 us before its edge, never reported, or its reaction counted 5 ms long
-    from harness.rig.views import check, race_view
+    from unohil.harness.rig.views import check, race_view
     d = open_rig_unit("emu://showdown", "emurig://")
     try:
         sc = next(sc for sc in load_paths([str(SHOWDOWN_RIG)]) if "first press" in sc.name)

@@ -10,18 +10,18 @@ from pathlib import Path
 import pytest
 import yaml
 
-from harness import Driver
-from harness.cli import main
-from harness.errors import ScenarioError, SelectionError
-from harness.run.runner import REAL_LEAD_US, Runner
-from harness.scenarios.load import load_file, loads
-from harness.scenarios.selection import matcher
-from harness.session.driver import ACTION
+from unohil.harness import Driver
+from unohil.harness.cli import main
+from unohil.harness.errors import ScenarioError, SelectionError
+from unohil.harness.run.runner import REAL_LEAD_US, Runner
+from unohil.harness.scenarios.load import load_file, loads
+from unohil.harness.scenarios.selection import matcher
+from unohil.harness.session.driver import ACTION
 from test_harness_scenarios import GOOD
-from protocol import catalogue as cat
+from unohil.protocol import catalogue as cat
 
 jsonschema = pytest.importorskip("jsonschema", reason="jsonschema (the test extra) checks files against the schema")
-from harness.report.scenario_schema import scenario_schema  # noqa: E402
+from unohil.harness.report.scenario_schema import scenario_schema  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 LIBRARY = ROOT / "fixtures" / "scenarios"
@@ -457,7 +457,7 @@ def test_a_step_closer_to_its_anchor_than_a_real_link_can_honour_is_a_warning(tm
 
 
 def test_the_library_has_no_warnings():
-    from harness.scenarios.load import load_paths
+    from unohil.harness.scenarios.load import load_paths
     assert [w for sc in load_paths([str(LIBRARY)]) for w in sc.warnings] == []
 
 

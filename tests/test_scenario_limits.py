@@ -9,13 +9,13 @@ from pathlib import Path
 import pytest
 import yaml
 
-from harness import Driver
-from harness.cli import main
-from harness.outcome import Outcome
-from harness.run.runner import Runner
-from harness.scenarios import expr, load
-from harness.scenarios.load import ScenarioError, loads
-from protocol import catalogue as cat
+from unohil.harness import Driver
+from unohil.harness.cli import main
+from unohil.harness.outcome import Outcome
+from unohil.harness.run.runner import Runner
+from unohil.harness.scenarios import expr, load
+from unohil.harness.scenarios.load import ScenarioError, loads
+from unohil.protocol import catalogue as cat
 
 ROOT = Path(__file__).resolve().parent.parent
 

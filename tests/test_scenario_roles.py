@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import pytest
 
-from harness import Driver
-from harness.outcome import Outcome
-from harness.run.runner import Runner
-from harness.scenarios.load import ScenarioError, loads
-from protocol import catalogue as cat
-from protocol.schema import load_catalogue
+from unohil.harness import Driver
+from unohil.harness.outcome import Outcome
+from unohil.harness.run.runner import Runner
+from unohil.harness.scenarios.load import ScenarioError, loads
+from unohil.protocol import catalogue as cat
+from unohil.protocol.schema import load_catalogue
 
 from test_protocol_schema import TEXT as CATALOGUE, broken, fails
 

@@ -11,8 +11,8 @@ import time
 
 import pytest
 
-from harness import DeviceURLError, Driver
-from harness.cli import main
+from unohil.harness import DeviceURLError, Driver
+from unohil.harness.cli import main
 
 SER2NET = shutil.which("ser2net") or ("/usr/sbin/ser2net" if os.path.exists("/usr/sbin/ser2net") else None)
 if SER2NET is None:
@@ -66,7 +66,7 @@ def wait_listening(ports) -> None:
 @pytest.fixture(scope="module")
 def rack(tmp_path_factory, request):
     tmp = tmp_path_factory.mktemp("ser2net")
-    emu = subprocess.Popen([os.sys.executable, "-m", "emulator", "showdown", "--pty", "--count", str(UNITS),
+    emu = subprocess.Popen([os.sys.executable, "-m", "unohil.emulator", "showdown", "--pty", "--count", str(UNITS),
                             "--clock", "virtual", "--seed", "5"],
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     ptys = [emu.stdout.readline().strip() for _ in range(UNITS)]

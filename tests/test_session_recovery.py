@@ -7,15 +7,15 @@ replaces to make the link fail as a server that went away does.
 """
 import pytest
 
-import protocol
-from harness import DeviceURLError, Driver
-from harness.errors import LinkClosed
-from harness.links import open_link
-from harness.run.runner import Runner
-from harness.scenarios.load import loads
-from harness.session.outage import Outage, parse_budget
-from harness.session.prepare import prepare
-from protocol import StreamDecoder, catalogue as cat
+from unohil import protocol
+from unohil.harness import DeviceURLError, Driver
+from unohil.harness.errors import LinkClosed
+from unohil.harness.links import open_link
+from unohil.harness.run.runner import Runner
+from unohil.harness.scenarios.load import loads
+from unohil.harness.session.outage import Outage, parse_budget
+from unohil.harness.session.prepare import prepare
+from unohil.protocol import StreamDecoder, catalogue as cat
 from test_faults import GOOD
 
 URL = "emu://showdown?clock=virtual"
@@ -250,7 +250,7 @@ def test_outage_budgets_are_durations(text, us):
 
 
 def test_a_bad_outage_budget_is_a_usage_error(capsys):
-    from harness.cli import main
+    from unohil.harness.cli import main
     with pytest.raises(SystemExit) as exc:
         main(["run", "--outage-budget", "soon"])
     assert exc.value.code == 2

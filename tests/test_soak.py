@@ -22,11 +22,11 @@ import time
 
 import pytest
 
-from harness import Driver
-from harness.errors import DeviceReset, LinkError, Nak, WaitTimeout
-from protocol import catalogue as cat
-from protocol.devtime import WRAP
-from protocol.algorithms import Pcg32, countdown, fire_chance, fires, lands_on_b, pick, sample_burst
+from unohil.harness import Driver
+from unohil.harness.errors import DeviceReset, LinkError, Nak, WaitTimeout
+from unohil.protocol import catalogue as cat
+from unohil.protocol.devtime import WRAP
+from unohil.protocol.algorithms import Pcg32, countdown, fire_chance, fires, lands_on_b, pick, sample_burst
 
 BOOT_US = WRAP - 60_000_000         # the counter starts a minute before the u32 wrap
 LEAD_US = 3_000_000                 # stimuli go out this far ahead: a lost ACK and the STATUS after it fit

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import pytest
 
-from emulator import device as emu_device
-from harness import Driver
-from harness.run import judge
-from harness.run.runner import Runner
-from harness.scenarios.library import library_paths
-from harness.scenarios.load import load_paths
-from protocol import Frame, catalogue as cat, msg
+from unohil.emulator import device as emu_device
+from unohil.harness import Driver
+from unohil.harness.run import judge
+from unohil.harness.run.runner import Runner
+from unohil.harness.scenarios.library import library_paths
+from unohil.harness.scenarios.load import load_paths
+from unohil.protocol import Frame, catalogue as cat, msg
 
 KINDS = tuple(cat.UNITS)
 

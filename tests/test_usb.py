@@ -12,13 +12,13 @@ import pytest
 import usb.core
 import usb.util
 
-import protocol
-from emulator.usb_backend import EP_IN, EP_OUT, EmulatedBackend
-from harness import DeviceURLError, Driver, LinkClosed, cli
-from harness.links import usb as usb_link
-from harness.run.runner import Runner
-from harness.scenarios.load import load_paths
-from protocol import StreamDecoder, encode, msg
+from unohil import protocol
+from unohil.emulator.usb_backend import EP_IN, EP_OUT, EmulatedBackend
+from unohil.harness import DeviceURLError, Driver, LinkClosed, cli
+from unohil.harness.links import usb as usb_link
+from unohil.harness.run.runner import Runner
+from unohil.harness.scenarios.load import load_paths
+from unohil.protocol import StreamDecoder, encode, msg
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -298,7 +298,7 @@ def test_zero_length_packets_do_not_disturb_the_link(bus):
 
 
 def test_library_scenarios_through_the_runner_over_usb(bus):
-    # timers at their exact due times (as `python -m emulator --clock virtual`): the exact scenarios
+    # timers at their exact due times (as `python -m unohil.emulator --clock virtual`): the exact scenarios
     # anchor on the green event's header time
     bus.add("showdown", clock="virtual")
     wanted = {"loading during the countdown is refused", "second press exactly one tie window later is not a tie",
@@ -340,9 +340,9 @@ def test_cli_run_with_a_usb_device(bus, tmp_path, capsys):
 
 
 def test_the_backend_can_come_from_the_environment():
-    env = dict(os.environ, UNOHIL_USB_BACKEND="emulator.usb_backend",
+    env = dict(os.environ, UNOHIL_USB_BACKEND="unohil.emulator.usb_backend",
                UNOHIL_USB_UNITS="showdown?serial=66&seed=8,showdown?serial=67")
-    proc = subprocess.run([sys.executable, "-m", "harness.cli", "hello", "--device", "usb://1209:0001?serial=42"],
+    proc = subprocess.run([sys.executable, "-m", "unohil.harness.cli", "hello", "--device", "usb://1209:0001?serial=42"],
                           cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
     assert "showdown unit, serial 66" in proc.stdout and "seed 8" in proc.stdout

@@ -43,7 +43,7 @@ class TmuxUnit:
         self.server = f"unohil-{uuid.uuid4().hex[:12]}"
         self.path_file = tmp / f"{kind}.path"
         self.target = "unit:0.0"
-        command = [sys.executable, "-m", "harness.cli", "emulate", kind, "--interactive",
+        command = [sys.executable, "-m", "unohil.harness.cli", "emulate", kind, "--interactive",
                    "--path-file", str(self.path_file), *options]
         env = {k: v for k, v in os.environ.items() if not k.startswith("TMUX")}
         self._tmux("new-session", "-d", "-s", "unit", "-x", "160", "-y", "48", "sh", env=env)
@@ -89,7 +89,7 @@ class Recorder:
     """`unohil record --device PATH -o FILE` in a process of its own, its live lines read as they come."""
 
     def __init__(self, device: str, output: Path, *options: str):
-        self.proc = subprocess.Popen([sys.executable, "-m", "harness.cli", "record", "--device", device,
+        self.proc = subprocess.Popen([sys.executable, "-m", "unohil.harness.cli", "record", "--device", device,
                                       "-o", str(output), *options],
                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         self.lines: list[str] = []

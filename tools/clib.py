@@ -29,7 +29,7 @@ import re
 import sys
 from pathlib import Path
 
-from protocol import catalogue as cat
+from unohil.protocol import catalogue as cat
 from tools import generated
 
 ROOT = Path(__file__).resolve().parent.parent

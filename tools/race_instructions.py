@@ -33,7 +33,7 @@ def one_race(d) -> None:
 def races(n: int) -> None:
     import gc
 
-    from harness import Driver
+    from unohil.harness import Driver
     d = Driver.open("emu://showdown?clock=virtual")
     d.apply_config(FAST)
     # No cyclic garbage collection while the races run: a race makes no cycles (its garbage goes

@@ -3,7 +3,7 @@
     python -m tools.serve_scale [--counts 500,1000,2000] [--pty]
     python -m tools.serve_scale --instructions [--units 1,400] [--hellos 500]
 
-scale (the default): for each N, spawn `python -m emulator showdown --tcp 127.0.0.1:0 --count N`
+scale (the default): for each N, spawn `python -m unohil.emulator showdown --tcp 127.0.0.1:0 --count N`
 (--pty: on ptys), and report
   start  from the spawn until the emulator has printed its N paths (every unit listening),
   open   connecting to (opening) all of them,
@@ -29,7 +29,7 @@ import sys
 import tempfile
 import time
 
-from protocol import Frame, StreamDecoder, encode, msg
+from unohil.protocol import Frame, StreamDecoder, encode, msg
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 HELLO = b"\0" + encode(msg.HELLO(1, 0), 1, 0)       # the leading delimiter ends any partial frame
@@ -84,7 +84,7 @@ def open_ptys(paths: list[str]) -> list[int]:
 def spawn(count: int, pty: bool, serial: int = 1, **popen) -> tuple[subprocess.Popen, list[str]]:
     """An emulator process serving count Showdowns; returns it and the paths it printed."""
     where = ["--pty"] if pty else ["--tcp", "127.0.0.1:0"]
-    proc = subprocess.Popen([sys.executable, "-m", "emulator", "showdown", *where, "--count", str(count),
+    proc = subprocess.Popen([sys.executable, "-m", "unohil.emulator", "showdown", *where, "--count", str(count),
                              "--serial", str(serial)], cwd=ROOT, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, **popen)
     paths = []
@@ -108,7 +108,7 @@ def stop(proc: subprocess.Popen) -> None:
 
 def scale(count: int, pty: bool) -> tuple[float, float, float]:
     """Seconds to start count units, to open all of them, and for one HELLO round with all of them."""
-    from emulator.serve import ensure_fd_limit
+    from unohil.emulator.serve import ensure_fd_limit
     ensure_fd_limit(count + 64, f"{count} connections to the emulator")
     began = time.perf_counter()
     proc, paths = spawn(count, pty)
@@ -136,9 +136,9 @@ def serve_and_hello(units: int, hellos: int) -> None:
     import gc
     import threading
 
-    from emulator.clock import RealClock
-    from emulator.device import Device
-    from emulator.serve import Server, SocketPort
+    from unohil.emulator.clock import RealClock
+    from unohil.emulator.device import Device
+    from unohil.emulator.serve import Server, SocketPort
     clock = RealClock()
     server = Server(clock)
     hosts = []

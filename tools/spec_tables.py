@@ -22,9 +22,9 @@ import re
 import sys
 from pathlib import Path
 
-from protocol import catalogue as cat
-from protocol.codec import encode_raw
-from protocol.framing import cobs_encode, crc16
+from unohil.protocol import catalogue as cat
+from unohil.protocol.codec import encode_raw
+from unohil.protocol.framing import cobs_encode, crc16
 
 SPEC_PATH = Path(__file__).resolve().parent.parent / "protocol" / "SPEC.md"
 

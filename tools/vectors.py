@@ -23,11 +23,11 @@ import json
 import sys
 from pathlib import Path
 
-from protocol import catalogue as cat
-from protocol.algorithms import Pcg32, burst_total, burst_weights, cards_on_b, fire_chance
-from protocol.catalogue import NONE_I32, NONE_U8, NONE_U32
-from protocol.codec import Frame, StreamDecoder, encode, encode_raw
-from protocol.framing import cobs_encode, crc16
+from unohil.protocol import catalogue as cat
+from unohil.protocol.algorithms import Pcg32, burst_total, burst_weights, cards_on_b, fire_chance
+from unohil.protocol.catalogue import NONE_I32, NONE_U8, NONE_U32
+from unohil.protocol.codec import Frame, StreamDecoder, encode, encode_raw
+from unohil.protocol.framing import cobs_encode, crc16
 from tools import generated
 
 VECTORS_DIR = Path(__file__).resolve().parent.parent / "fixtures" / "vectors"

@@ -16,7 +16,7 @@ raw packet on one pty and a protocol event frame on another, which the harness r
 so each harness sample is taken 2 ms after its floor sample, on the same machine.
 Ratios compare the harness with the floor of the same run.
 Under the device's processing lies a floor of its own: how late the emulator's serving
-loop wakes for a due time when it has no work at all (python -m emulator.bench
+loop wakes for a due time when it has no work at all (python -m unohil.emulator.bench
 --timer-floor), also measured in the run.
 """
 from __future__ import annotations
@@ -29,11 +29,11 @@ import sys
 import time
 import tty
 
-from protocol.devtime import diff
+from unohil.protocol.devtime import diff
 
-from harness.session.driver import Driver
-from harness.bench.units import AHEAD_US, verdict_latencies
-from harness.text import duration
+from unohil.harness.session.driver import Driver
+from unohil.harness.bench.units import AHEAD_US, verdict_latencies
+from unohil.harness.text import duration
 
 PCTS = (("min", 0), ("p50", 50), ("p90", 90), ("p99", 99), ("p99.9", 99.9), ("max", 100))
 
@@ -68,7 +68,7 @@ def spawn_emulator(kind: str = "showdown", seed: int = 1, realtime: bool = True)
 
     realtime: the emulator asks for SCHED_FIFO (and carries on without it if refused),
     as firmware gets the CPU when its timer interrupt fires."""
-    proc = subprocess.Popen([sys.executable, "-m", "emulator", kind, "--pty", "--clock", "real", "--seed",
+    proc = subprocess.Popen([sys.executable, "-m", "unohil.emulator", kind, "--pty", "--clock", "real", "--seed",
                              str(seed), "--print-origin"] + (["--realtime"] if realtime else []),
                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     path = proc.stdout.readline().strip()
@@ -87,13 +87,13 @@ def _pty_pair() -> tuple[int, int]:
 
 
 def one_way(samples: int, interval_us: int = 2000) -> tuple[list[int], list[int], list[int]]:
-    """One way on a pty, raw and through the harness, turn about (python -m harness.bench.floor paired).
+    """One way on a pty, raw and through the harness, turn about (python -m unohil.harness.bench.floor paired).
     Returns the latencies in us of: the raw floor (os.read returned - write), the harness's
     read stamp (Frame.host_us - write), and delivery (wait_for returned - write)."""
-    from harness.links import FdLink
+    from unohil.harness.links import FdLink
     raw_master, raw_slave = _pty_pair()
     frame_master, frame_slave = _pty_pair()
-    child = subprocess.Popen([sys.executable, "-m", "harness.bench.floor", "paired", str(raw_master), str(frame_master),
+    child = subprocess.Popen([sys.executable, "-m", "unohil.harness.bench.floor", "paired", str(raw_master), str(frame_master),
                               str(samples), str(interval_us)], pass_fds=(raw_master, frame_master),
                              stdout=subprocess.PIPE, text=True)
     os.close(raw_master)
@@ -118,14 +118,14 @@ def one_way(samples: int, interval_us: int = 2000) -> tuple[list[int], list[int]
 
 
 def floor_timer(samples: int) -> list[int]:
-    out = subprocess.run([sys.executable, "-m", "emulator.bench", "--timer-floor", str(samples)],
+    out = subprocess.run([sys.executable, "-m", "unohil.emulator.bench", "--timer-floor", str(samples)],
                          capture_output=True, text=True, check=True, timeout=120).stdout
     return [int(v) for v in out.split()]
 
 
 def floor_round_trip(samples: int) -> list[int]:
     master, slave = _pty_pair()
-    child = subprocess.Popen([sys.executable, "-m", "harness.bench.floor", "echo", str(master)], pass_fds=(master,))
+    child = subprocess.Popen([sys.executable, "-m", "unohil.harness.bench.floor", "echo", str(master)], pass_fds=(master,))
     os.close(master)
     out = []
     packet = bytes(16)

@@ -13,12 +13,12 @@ from __future__ import annotations
 import random
 from typing import Callable
 
-from protocol.devtime import diff
+from unohil.protocol.devtime import diff
 
-from harness.errors import Nak
-from harness.run.judge import named_fields
-from harness.scenarios.units import UNITS
-from harness.session.driver import Driver
+from unohil.harness.errors import Nak
+from unohil.harness.run.judge import named_fields
+from unohil.harness.scenarios.units import UNITS
+from unohil.harness.session.driver import Driver
 
 AHEAD_US = 50_000      # a stimulus this far ahead of the device's last word survives this VM's stalls
 VERDICT_WAIT_US = 5_000_000

@@ -1,4 +1,4 @@
 """The command line (unohil); app.py builds it from one module per command."""
-from harness.cli.app import main
+from unohil.harness.cli.app import main
 
 __all__ = ["main"]

@@ -1,5 +1,5 @@
 import sys
 
-from harness.cli.app import main
+from unohil.harness.cli.app import main
 
 sys.exit(main())

@@ -24,12 +24,12 @@ import threading
 
 from rich.console import Console
 
-from harness.cli import (bench, conform, emulate, export, fairness, hello, ports, record, replay, report, run,
+from unohil.harness.cli import (bench, conform, emulate, export, fairness, hello, ports, record, replay, report, run,
                          schema, validate)
-from harness.cli.exit import Exit
-from harness.cli.signals import Interrupted, exit_for, signal_name
-from harness.errors import HarnessError, ScenarioError
-from harness.links import claim
+from unohil.harness.cli.exit import Exit
+from unohil.harness.cli.signals import Interrupted, exit_for, signal_name
+from unohil.harness.errors import HarnessError, ScenarioError
+from unohil.harness.links import claim
 
 COMMANDS = (run, validate, bench, fairness, hello, emulate, ports, conform, record, replay, report, export, schema)
 
@@ -37,7 +37,7 @@ COMMANDS = (run, validate, bench, fairness, hello, emulate, ports, conform, reco
 def version_text() -> str:
     """The package's version and the protocol version it speaks (the catalogue's)."""
     from importlib.metadata import PackageNotFoundError, version
-    from protocol import catalogue as cat
+    from unohil.protocol import catalogue as cat
     try:
         mine = version("uno-hil")
     except PackageNotFoundError:        # run from a source tree that is not installed

@@ -5,12 +5,12 @@ import sys
 
 from rich.console import Console
 
-from protocol import catalogue as cat
+from unohil.protocol import catalogue as cat
 
-from harness.bench.latency import print_report, run_bench
-from harness.cli.exit import Exit
-from harness.report.files import check_writable
-from harness.report.results_json import write_json
+from unohil.harness.bench.latency import print_report, run_bench
+from unohil.harness.cli.exit import Exit
+from unohil.harness.report.files import check_writable
+from unohil.harness.report.results_json import write_json
 
 KINDS = tuple(cat.UNITS)
 
@@ -47,9 +47,9 @@ def main(args) -> int:
 
 
 def _through_rig(args) -> int:
-    from harness.rig.bench import print_report as print_rig_report, rig_latencies
-    from harness.rig.links import open_drivers
-    from harness.rig.session import RigSession
+    from unohil.harness.rig.bench import print_report as print_rig_report, rig_latencies
+    from unohil.harness.rig.links import open_drivers
+    from unohil.harness.rig.session import RigSession
     if args.device is None:
         print("error: --rig needs --device: the unit the rig is wired to", file=sys.stderr)
         return Exit.USAGE

@@ -7,19 +7,19 @@ import sys
 from rich.console import Console
 from rich.text import Text
 
-from harness.cli.exit import Exit
-from harness.conform import CheckResult, Conformance, coverage
-from harness.conform.rig import rig_checks
-from harness.errors import ConformError, ScenarioError
-from harness.links import open_link
-from harness.outcome import Outcome, tally
-from harness.report.console import conform_table, coverage_table, print_table
-from harness.report.files import check_outputs, write_outputs
-from harness.report.junit import device_from_identity, junit_xml
-from harness.scenarios.library import library_paths
-from harness.scenarios.load import load_paths
-from harness.scenarios.selection import matcher
-from harness.text import printable
+from unohil.harness.cli.exit import Exit
+from unohil.harness.conform import CheckResult, Conformance, coverage
+from unohil.harness.conform.rig import rig_checks
+from unohil.harness.errors import ConformError, ScenarioError
+from unohil.harness.links import open_link
+from unohil.harness.outcome import Outcome, tally
+from unohil.harness.report.console import conform_table, coverage_table, print_table
+from unohil.harness.report.files import check_outputs, write_outputs
+from unohil.harness.report.junit import device_from_identity, junit_xml
+from unohil.harness.scenarios.library import library_paths
+from unohil.harness.scenarios.load import load_paths
+from unohil.harness.scenarios.selection import matcher
+from unohil.harness.text import printable
 
 MARK = {Outcome.PASS: ("pass", "green"), Outcome.FAIL: ("FAIL", "red"), Outcome.SKIP: ("skip", "dim"),
         Outcome.ERROR: ("ERROR", "red")}

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 def add_parser(sub) -> None:
     try:
-        from emulator.cli import add_arguments
+        from unohil.emulator.cli import add_arguments
     except ImportError:  # pragma: no cover - the emulator package is part of the distribution
         return
     p = sub.add_parser("emulate", help="serve emulated units on a pty or TCP")
@@ -13,5 +13,5 @@ def add_parser(sub) -> None:
 
 
 def main(args) -> int:
-    from emulator.cli import run
+    from unohil.emulator.cli import run
     return run(args)

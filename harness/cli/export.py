@@ -5,12 +5,12 @@ import json
 import re
 from pathlib import Path
 
-from harness.cli.exit import Exit
-from harness.errors import UsageError
-from harness.report.files import check_writable, write_results
-from harness.report.perfetto import perfetto_trace, read_trace
-from harness.report.results_json import read_results
-from harness.report.vcd import race_vcd
+from unohil.harness.cli.exit import Exit
+from unohil.harness.errors import UsageError
+from unohil.harness.report.files import check_writable, write_results
+from unohil.harness.report.perfetto import perfetto_trace, read_trace
+from unohil.harness.report.results_json import read_results
+from unohil.harness.report.vcd import race_vcd
 
 
 def add_parser(sub) -> None:

@@ -8,15 +8,15 @@ import sys
 
 from rich.console import Console
 
-from protocol import catalogue as cat
+from unohil.protocol import catalogue as cat
 
-from harness.cli.exit import Exit
-from harness.report.files import check_writable
-from harness.report.results_json import write_json
-from harness.rig.fairness import measure, measure_seats
-from harness.rig.links import open_drivers
-from harness.rig.races import FAIR_RACES
-from harness.rig.session import RigSession
+from unohil.harness.cli.exit import Exit
+from unohil.harness.report.files import check_writable
+from unohil.harness.report.results_json import write_json
+from unohil.harness.rig.fairness import measure, measure_seats
+from unohil.harness.rig.links import open_drivers
+from unohil.harness.rig.races import FAIR_RACES
+from unohil.harness.rig.session import RigSession
 
 
 def add_parser(sub) -> None:

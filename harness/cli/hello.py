@@ -1,10 +1,10 @@
 """unohil hello: connect to a device and show what it is."""
 from __future__ import annotations
 
-from protocol import catalogue as cat
+from unohil.protocol import catalogue as cat
 
-from harness.cli.exit import Exit
-from harness.session.driver import Driver
+from unohil.harness.cli.exit import Exit
+from unohil.harness.session.driver import Driver
 
 
 def add_parser(sub) -> None:

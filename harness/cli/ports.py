@@ -8,12 +8,12 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from harness.cli.exit import Exit
-from harness.errors import UsageError
-from harness.links.ports import DEFAULT_TIMEOUT_MS, scan
-from harness.report.console import print_table
-from harness.report.files import check_writable, write_results
-from harness.text import printable
+from unohil.harness.cli.exit import Exit
+from unohil.harness.errors import UsageError
+from unohil.harness.links.ports import DEFAULT_TIMEOUT_MS, scan
+from unohil.harness.report.console import print_table
+from unohil.harness.report.files import check_writable, write_results
+from unohil.harness.text import printable
 
 
 def add_parser(sub) -> None:

@@ -6,17 +6,17 @@ import sys
 
 from rich.console import Console
 
-from harness.cli.exit import Exit
-from harness.errors import HarnessError, ScenarioError
-from harness.record.live import LiveRecording
-from harness.record.scenario import dump, events_of, scenario_of
-from harness.record.segments import segments_of
-from harness.record.view import RecordingView
-from harness.report.console import FORMATS
-from harness.report.files import check_writable, write_results
-from harness.scenarios.load import loads
-from harness.scenarios.units import UNITS
-from harness.session.driver import Driver
+from unohil.harness.cli.exit import Exit
+from unohil.harness.errors import HarnessError, ScenarioError
+from unohil.harness.record.live import LiveRecording
+from unohil.harness.record.scenario import dump, events_of, scenario_of
+from unohil.harness.record.segments import segments_of
+from unohil.harness.record.view import RecordingView
+from unohil.harness.report.console import FORMATS
+from unohil.harness.report.files import check_writable, write_results
+from unohil.harness.scenarios.load import loads
+from unohil.harness.scenarios.units import UNITS
+from unohil.harness.session.driver import Driver
 
 
 def add_parser(sub) -> None:

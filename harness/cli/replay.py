@@ -6,17 +6,17 @@ import json
 import sys
 from dataclasses import replace
 
-from harness.cli.exit import Exit
-from harness.cli.record import recorded_path
-from harness.errors import UsageError
-from harness.outcome import Outcome
-from harness.record.diff import compare, summary
-from harness.record.scenario import events_of
-from harness.run.runner import Runner
-from harness.scenarios.load import load_paths
-from harness.scenarios.units import UNITS
-from harness.session.driver import Driver
-from protocol import catalogue as cat
+from unohil.harness.cli.exit import Exit
+from unohil.harness.cli.record import recorded_path
+from unohil.harness.errors import UsageError
+from unohil.harness.outcome import Outcome
+from unohil.harness.record.diff import compare, summary
+from unohil.harness.record.scenario import events_of
+from unohil.harness.run.runner import Runner
+from unohil.harness.scenarios.load import load_paths
+from unohil.harness.scenarios.units import UNITS
+from unohil.harness.session.driver import Driver
+from unohil.protocol import catalogue as cat
 
 
 # Fields a replay differs in by its nature: the event counter, and the source of every input (a person's

@@ -3,10 +3,10 @@ from __future__ import annotations
 
 import json
 
-from harness.cli.exit import Exit
-from harness.report.files import check_writable, write_results
-from harness.report.html import bench_html, report_html
-from harness.report.results_json import read_results
+from unohil.harness.cli.exit import Exit
+from unohil.harness.report.files import check_writable, write_results
+from unohil.harness.report.html import bench_html, report_html
+from unohil.harness.report.results_json import read_results
 
 
 def add_parser(sub) -> None:

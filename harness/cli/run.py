@@ -7,22 +7,22 @@ import time
 
 from rich.console import Console
 
-from harness.cli.exit import Exit
-from harness.cli.signals import Interrupted, StopRequest, exit_for, signal_name
-from harness.errors import HarnessError, UsageError
-from harness.outcome import Outcome, tally
-from harness.report.console import FORMATS, PROGRESS_EVERY_S, LiveReport, choose_format, print_summary
-from harness.report.files import check_outputs, write_outputs
-from harness.report.junit import junit_xml
-from harness.report.results_json import json_text, results_json
-from harness.run.parallel import Rack, Workers
-from harness.run.results import ScenarioResult
-from harness.run.runner import Runner
-from harness.scenarios.library import library_paths
-from harness.scenarios.load import load_paths, print_warnings
-from harness.scenarios.selection import matcher
-from harness.session.driver import Driver
-from harness.session.outage import DEFAULT_BUDGET_US, Outage, parse_budget
+from unohil.harness.cli.exit import Exit
+from unohil.harness.cli.signals import Interrupted, StopRequest, exit_for, signal_name
+from unohil.harness.errors import HarnessError, UsageError
+from unohil.harness.outcome import Outcome, tally
+from unohil.harness.report.console import FORMATS, PROGRESS_EVERY_S, LiveReport, choose_format, print_summary
+from unohil.harness.report.files import check_outputs, write_outputs
+from unohil.harness.report.junit import junit_xml
+from unohil.harness.report.results_json import json_text, results_json
+from unohil.harness.run.parallel import Rack, Workers
+from unohil.harness.run.results import ScenarioResult
+from unohil.harness.run.runner import Runner
+from unohil.harness.scenarios.library import library_paths
+from unohil.harness.scenarios.load import load_paths, print_warnings
+from unohil.harness.scenarios.selection import matcher
+from unohil.harness.session.driver import Driver
+from unohil.harness.session.outage import DEFAULT_BUDGET_US, Outage, parse_budget
 
 def add_parser(sub) -> None:
     p = sub.add_parser("run", help="run scenarios")
@@ -102,7 +102,7 @@ def main(args) -> int:
 
 
 def _rig_rack(args) -> Rack:
-    from harness.rig.links import open_rig_unit
+    from unohil.harness.rig.links import open_rig_unit
     if not args.device or len(args.device) != 1:
         raise UsageError("--rig needs one --device: the unit the rig is wired to")
     if args.host_timed:

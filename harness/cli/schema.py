@@ -4,9 +4,9 @@ from __future__ import annotations
 import json
 import sys
 
-from harness.cli.exit import Exit
-from harness.report.files import check_writable, write_results
-from harness.report.scenario_schema import scenario_schema
+from unohil.harness.cli.exit import Exit
+from unohil.harness.report.files import check_writable, write_results
+from unohil.harness.report.scenario_schema import scenario_schema
 
 
 def add_parser(sub) -> None:

@@ -11,7 +11,7 @@ import os
 import signal
 import threading
 
-from harness.cli.exit import Exit
+from unohil.harness.cli.exit import Exit
 
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 

@@ -1,9 +1,9 @@
 """unohil validate: check scenario files without running them."""
 from __future__ import annotations
 
-from harness.cli.exit import Exit
-from harness.errors import ScenarioError
-from harness.scenarios.load import load_paths, print_warnings
+from unohil.harness.cli.exit import Exit
+from unohil.harness.errors import ScenarioError
+from unohil.harness.scenarios.load import load_paths, print_warnings
 
 
 def add_parser(sub) -> None:

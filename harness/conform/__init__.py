@@ -14,8 +14,8 @@ conformance on a good cable.
 """
 from __future__ import annotations
 
-from harness.conform.report import CheckResult, Report
-from harness.conform.session import Conformance
+from unohil.harness.conform.report import CheckResult, Report
+from unohil.harness.conform.session import Conformance
 
 __all__ = ["CheckResult", "Conformance", "Report", "run"]
 

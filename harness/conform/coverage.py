@@ -15,10 +15,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from protocol import catalogue as cat
+from unohil.protocol import catalogue as cat
 
-from harness.conform.registry import CHECKS, SECTIONS
-from harness.outcome import Outcome
+from unohil.harness.conform.registry import CHECKS, SECTIONS
+from unohil.harness.outcome import Outcome
 
 PASSED, FAILED, UNCHECKED, NA, NOT_COVERED = "passed", "failed", "unchecked", "n/a", "NOT COVERED"
 

@@ -10,15 +10,15 @@ from __future__ import annotations
 
 from typing import Callable
 
-from protocol import catalogue as cat
+from unohil.protocol import catalogue as cat
 
-from harness.scenarios.model import Scenario
+from unohil.harness.scenarios.model import Scenario
 
 
 def lengths_us(scenarios: list[Scenario], kind: str) -> list[int]:
     """Each scenario's length in device time, run on the virtual-clock emulator of its kind."""
-    from harness.run.runner import Runner
-    from harness.session.driver import Driver
+    from unohil.harness.run.runner import Runner
+    from unohil.harness.session.driver import Driver
     out = []
     with Driver.open(f"emu://{kind}?clock=virtual") as d:
         runner = Runner(d)

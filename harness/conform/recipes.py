@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Mapping
 
-from protocol.catalogue import UNITS
+from unohil.protocol.catalogue import UNITS
 
 KIND_SECTION = {kind: u.section for kind, u in UNITS.items()}
 POWER_ON = {kind: u.power_on_state for kind, u in UNITS.items()}

@@ -6,8 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
-from protocol import catalogue as cat
-from protocol.catalogue import UNITS
+from unohil.protocol import catalogue as cat
+from unohil.protocol.catalogue import UNITS
 
 SECTIONS = {
     "2": "2 Framing",

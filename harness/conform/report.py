@@ -3,9 +3,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
-from harness.conform import coverage
-from harness.conform.registry import SECTIONS
-from harness.outcome import Outcome, Record, tally
+from unohil.harness.conform import coverage
+from unohil.harness.conform.registry import SECTIONS
+from unohil.harness.outcome import Outcome, Record, tally
 
 
 @dataclass

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import time
 
-from protocol import catalogue as cat
+from unohil.protocol import catalogue as cat
 
-from harness.conform.report import CheckResult
-from harness.outcome import Outcome
+from unohil.harness.conform.report import CheckResult
+from unohil.harness.outcome import Outcome
 
 SECTION = "13.6"
 
@@ -25,10 +25,10 @@ def _check(name: str, interval: list[float], detail: str, bound: int, seconds: f
 
 def rig_checks(device_url: str, rig_url: str) -> list[CheckResult]:
     """The fairness checks of the unit at device_url through its rig at rig_url."""
-    from harness.rig.fairness import NotMeasured, measure, measure_seats
-    from harness.rig.links import open_drivers
-    from harness.rig.races import FAIR_RACES, seat_names
-    from harness.rig.session import RigSession
+    from unohil.harness.rig.fairness import NotMeasured, measure, measure_seats
+    from unohil.harness.rig.links import open_drivers
+    from unohil.harness.rig.races import FAIR_RACES, seat_names
+    from unohil.harness.rig.session import RigSession
     bound = cat.RIG.timing["fairness_bound_us"]
     within = f"within +-{bound} us (fairness_bound_us), through {rig_url}"
     t0 = time.perf_counter()

@@ -4,17 +4,17 @@ from __future__ import annotations
 
 import time
 
-from protocol import Frame, catalogue as cat, msg
+from unohil.protocol import Frame, catalogue as cat, msg
 
-from harness.conform import checks as _checks  # noqa: F401  (registers every check)
-from harness.conform import quick
-from harness.conform.recipes import KIND_SECTION, RECIPES
-from harness.conform.registry import END, MAIN, OVERALL, START, Check, checks
-from harness.conform.report import CheckResult, Report
-from harness.conform.wire import ACTION, KIND_NAMES, REPLY_TIMEOUT_US, Fail, Wire, expect, show
-from harness.errors import ConformError, LinkClosed, LinkError
-from harness.links import claim
-from harness.outcome import Outcome
+from unohil.harness.conform import checks as _checks  # noqa: F401  (registers every check)
+from unohil.harness.conform import quick
+from unohil.harness.conform.recipes import KIND_SECTION, RECIPES
+from unohil.harness.conform.registry import END, MAIN, OVERALL, START, Check, checks
+from unohil.harness.conform.report import CheckResult, Report
+from unohil.harness.conform.wire import ACTION, KIND_NAMES, REPLY_TIMEOUT_US, Fail, Wire, expect, show
+from unohil.harness.errors import ConformError, LinkClosed, LinkError
+from unohil.harness.links import claim
+from unohil.harness.outcome import Outcome
 
 
 class Conformance:
@@ -156,8 +156,8 @@ class Conformance:
 
     # ---- sections 7-9: the scenario library ----
     def _scenarios(self) -> None:
-        from harness.run.runner import Runner
-        from harness.session.driver import Driver
+        from unohil.harness.run.runner import Runner
+        from unohil.harness.session.driver import Driver
         section = KIND_SECTION[self.kind]
         mine = [s for s in self.scenarios if s.unit == self.kind]
         if not mine:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from contextlib import contextmanager
 
-from protocol import Frame, FrameError, StreamDecoder, catalogue as cat, encode, msg
-from protocol.framing import cobs_encode, crc16
+from unohil.protocol import Frame, FrameError, StreamDecoder, catalogue as cat, encode, msg
+from unohil.protocol.framing import cobs_encode, crc16
 
 ERR = cat.ENUM_VALUES["error"]
 ERR_NAMES = {v: k for k, v in ERR.items()}

@@ -20,7 +20,7 @@ import time
 from typing import Callable, Protocol
 from urllib.parse import parse_qsl, urlsplit
 
-from harness.errors import DeviceURLError
+from unohil.harness.errors import DeviceURLError
 
 
 def host_now_us() -> int:
@@ -62,7 +62,7 @@ def open_link(url: str) -> Link:
     scheme = url.split("://", 1)[0].lower() if "://" in url else ""
     opener = _OPENERS.get(scheme)
     if opener is None:
-        from harness.links.serial import open_pyserial as opener
+        from unohil.harness.links.serial import open_pyserial as opener
     # the unit is claimed before connecting: connecting to a TCP unit in use would take it over
     held = claim.take(url)
     try:
@@ -89,9 +89,9 @@ def query_options(url: str, allowed: dict[str, Callable[[str], object]]) -> dict
     return out
 
 
-from harness.links.fd import FdLink  # noqa: E402  (the link most schemes give)
-from harness.links import claim  # noqa: E402
-from harness.links import emu as _emu, usb as _usb  # noqa: E402,F401  (register emu:// and usb://)
-from harness.links import labgrid as _labgrid  # noqa: E402,F401  (registers labgrid://; imports labgrid lazily)
+from unohil.harness.links.fd import FdLink  # noqa: E402  (the link most schemes give)
+from unohil.harness.links import claim  # noqa: E402
+from unohil.harness.links import emu as _emu, usb as _usb  # noqa: E402,F401  (register emu:// and usb://)
+from unohil.harness.links import labgrid as _labgrid  # noqa: E402,F401  (registers labgrid://; imports labgrid lazily)
 
 __all__ = ["FdLink", "Link", "host_now_us", "open_link", "query_options", "register_scheme", "schemes"]

@@ -31,7 +31,7 @@ import time
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from harness.errors import DeviceBusy, DeviceURLError
+from unohil.harness.errors import DeviceBusy, DeviceURLError
 
 PRIVATE_SCHEMES = frozenset({"emu", "loop", "labgrid"})   # labgrid: the coordinator locks; its link claims
 POLL_S = 0.1

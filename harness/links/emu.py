@@ -14,11 +14,11 @@ from __future__ import annotations
 
 from urllib.parse import urlsplit
 
-from protocol import catalogue as cat
+from unohil.protocol import catalogue as cat
 
-from harness.errors import DeviceURLError, LinkClosed
-from harness.links import query_options, register_scheme
-from harness.links.fd import FdLink
+from unohil.harness.errors import DeviceURLError, LinkClosed
+from unohil.harness.links import query_options, register_scheme
+from unohil.harness.links.fd import FdLink
 
 KINDS = tuple(cat.UNITS)
 DEFAULT_URL = "emu://showdown?clock=virtual"
@@ -40,7 +40,7 @@ def open_emu(url: str):
     clock = opts.pop("clock", "virtual")
     if clock not in ("virtual", "real"):
         raise DeviceURLError(f"{url}: clock must be 'virtual' or 'real', not {clock!r}")
-    from emulator import inprocess
+    from unohil.emulator import inprocess
     try:
         if clock == "virtual":
             link = inprocess.VirtualLink(kind, closed_error=LinkClosed, **opts)

@@ -9,7 +9,7 @@ import struct
 import time
 from typing import Callable
 
-from harness.errors import LinkClosed, LinkError
+from unohil.harness.errors import LinkClosed, LinkError
 
 try:
     import termios

@@ -27,8 +27,8 @@ import re
 import time
 from urllib.parse import parse_qsl, unquote, urlsplit
 
-from harness.errors import DeviceBusy, DeviceURLError, LinkClosed
-from harness.links import claim, open_link, register_scheme
+from unohil.harness.errors import DeviceBusy, DeviceURLError, LinkClosed
+from unohil.harness.links import claim, open_link, register_scheme
 
 log = logging.getLogger("unohil.links.labgrid")
 

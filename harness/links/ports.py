@@ -17,10 +17,10 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 
-from protocol import FrameError, StreamDecoder, catalogue as cat, encode, msg
+from unohil.protocol import FrameError, StreamDecoder, catalogue as cat, encode, msg
 
-from harness.errors import HarnessError
-from harness.links.usb import DEFAULT_PID, DEFAULT_VID
+from unohil.harness.errors import HarnessError
+from unohil.harness.links.usb import DEFAULT_PID, DEFAULT_VID
 
 PROBE_SEQ = 0x5EED
 DEFAULT_TIMEOUT_MS = 300
@@ -85,7 +85,7 @@ def usb_devices(unit_ids: set[tuple[int, int]], backend=None) -> tuple[list[Port
         import usb.core  # noqa: F401
     except ImportError:
         return [], ["USB: not listed: pyusb is not installed (pip install pyusb)"]
-    from harness.links import usb as usb_link
+    from unohil.harness.links import usb as usb_link
     try:
         if backend is None:
             backend = usb_link.get_backend()
@@ -136,8 +136,8 @@ def _string(dev, attr: str) -> str | None:
 # ---- probing ----
 
 def probe(info: PortInfo, timeout_us: int) -> PortInfo:
-    from harness.links import open_link
-    from harness.links.usb import link_for_device
+    from unohil.harness.links import open_link
+    from unohil.harness.links.usb import link_for_device
     t0 = time.monotonic()
     link = None
     try:

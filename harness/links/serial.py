@@ -5,9 +5,9 @@ import errno
 import time
 from urllib.parse import urlsplit
 
-from harness.errors import DeviceURLError, LinkClosed
-from harness.links import Link
-from harness.links.fd import FdLink
+from unohil.harness.errors import DeviceURLError, LinkClosed
+from unohil.harness.links import Link
+from unohil.harness.links.fd import FdLink
 
 
 class SerialLink:
@@ -65,7 +65,7 @@ def open_pyserial(url: str) -> Link:
     try:
         import serial
     except ImportError:
-        from harness.links.labgrid import serial_clash
+        from unohil.harness.links.labgrid import serial_clash
         found = serial_clash()
         raise DeviceURLError(f"{url}: " + (found[1] if found else "pyserial is not installed: pip install pyserial")) from None
 

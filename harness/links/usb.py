@@ -14,7 +14,7 @@ asks for less than 1 ms: to libusb a timeout of 0 means "wait forever".
 
 The pyusb backend is, in order: the one passed to open_usb(), the one installed
 with set_backend(), the module named by UNOHIL_USB_BACKEND (its get_backend(),
-pyusb's convention; emulator.usb_backend serves emulated units that way), or
+pyusb's convention; unohil.emulator.usb_backend serves emulated units that way), or
 pyusb's default (libusb-1.0, then OpenUSB, then libusb-0.1).
 """
 from __future__ import annotations
@@ -25,8 +25,8 @@ import os
 import time
 from urllib.parse import urlsplit
 
-from harness.errors import DeviceURLError, LinkClosed, LinkError
-from harness.links import query_options, register_scheme
+from unohil.harness.errors import DeviceURLError, LinkClosed, LinkError
+from unohil.harness.links import query_options, register_scheme
 
 DEFAULT_VID = 0x1209
 DEFAULT_PID = 0x0001

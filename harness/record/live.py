@@ -9,12 +9,12 @@ from __future__ import annotations
 
 from typing import Callable
 
-from protocol import Frame, catalogue as cat
+from unohil.protocol import Frame, catalogue as cat
 
-from harness.errors import HarnessError, Nak, WaitTimeout
-from harness.record.segments import segments_of
-from harness.session.driver import Driver
-from harness.session.trace import frame_record
+from unohil.harness.errors import HarnessError, Nak, WaitTimeout
+from unohil.harness.record.segments import segments_of
+from unohil.harness.session.driver import Driver
+from unohil.harness.session.trace import frame_record
 
 POLL_US = 200_000      # how long one wait for an event lasts: how soon a deadline or an interrupt is noticed
 

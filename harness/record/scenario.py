@@ -17,12 +17,12 @@ from collections import Counter
 
 import yaml
 
-from protocol import catalogue as cat
+from unohil.protocol import catalogue as cat
 
-from harness.record.segments import Segment
-from harness.run.judge import named_fields
-from harness.scenarios import roles as rl
-from harness.scenarios.units import UNITS
+from unohil.harness.record.segments import Segment
+from unohil.harness.run.judge import named_fields
+from unohil.harness.scenarios import roles as rl
+from unohil.harness.scenarios.units import UNITS
 
 
 def scenario_of(seg: Segment, name: str) -> tuple[dict, list[str]]:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from protocol import Frame, catalogue as cat
+from unohil.protocol import Frame, catalogue as cat
 
 ACTIONS = {v: k for k, v in cat.ENUM_VALUES["action"].items()}
 DISPOSITIONS = {v: k for k, v in cat.ENUM_VALUES["disposition"].items()}

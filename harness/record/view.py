@@ -9,9 +9,9 @@ from rich.live import Live
 from rich.table import Table
 from rich.text import Text
 
-from harness.report.console import choose_format
-from harness.run.judge import named_fields
-from harness.text import printable
+from unohil.harness.report.console import choose_format
+from unohil.harness.run.judge import named_fields
+from unohil.harness.text import printable
 
 LATEST = 16             # events the panel keeps on screen
 

@@ -19,12 +19,12 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 from rich.text import Text
 
-from harness.session.health import LinkHealth
-from harness.outcome import Outcome, tally
-from harness.run.prompts import Answer, Prompt, answer_line, prompt_line
-from harness.run.results import ScenarioResult, failure_lines
-from harness.scenarios.units import UNITS
-from harness.text import duration, printable
+from unohil.harness.session.health import LinkHealth
+from unohil.harness.outcome import Outcome, tally
+from unohil.harness.run.prompts import Answer, Prompt, answer_line, prompt_line
+from unohil.harness.run.results import ScenarioResult, failure_lines
+from unohil.harness.scenarios.units import UNITS
+from unohil.harness.text import duration, printable
 
 STATUS_STYLE = {Outcome.PASS: "green", Outcome.FAIL: "red", Outcome.LINK_ERROR: "magenta", Outcome.RESET: "magenta",
                 Outcome.ERROR: "red", Outcome.SKIP: "yellow", Outcome.INTERRUPTED: "yellow"}
@@ -304,7 +304,7 @@ def conform_table(report) -> Table:
 
 def coverage_table(report) -> Table:
     """What the run proved, by SPEC section and by decision id (harness/conform/coverage.py)."""
-    from harness.conform import coverage
+    from unohil.harness.conform import coverage
     style = {coverage.PASSED: "green", coverage.FAILED: "red", coverage.UNCHECKED: "yellow",
              coverage.NOT_COVERED: "bold yellow", coverage.NA: "dim"}
     t = Table(title="coverage by SPEC section and decision", header_style="bold")
@@ -336,7 +336,7 @@ def print_budgets(console: Console, results: list[ScenarioResult]) -> None:
 
 def print_rig(console: Console, results: list[ScenarioResult]) -> None:
     """Rig mode: the worst of each figure of the physical view over the run, on one line."""
-    from harness.rig.views import worst
+    from unohil.harness.rig.views import worst
     values: dict[str, list[int]] = {}
     for res in results:
         for name, v in res.rig_summary().items():

@@ -22,7 +22,7 @@ import tempfile
 from pathlib import Path
 from typing import Callable
 
-from harness.errors import OutputError
+from unohil.harness.errors import OutputError
 
 
 def _umask() -> int:

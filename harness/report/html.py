@@ -9,10 +9,10 @@ import json
 import re
 from datetime import datetime, timezone
 
-from harness.report.junit import xml_text
-from harness.report.timeline import EVENTS, INPUTS, LANES, LIGHTS, STATE, TIMES, Timeline, race_timeline
-from harness.report.units import human_us
-from protocol import catalogue as cat
+from unohil.harness.report.junit import xml_text
+from unohil.harness.report.timeline import EVENTS, INPUTS, LANES, LIGHTS, STATE, TIMES, Timeline, race_timeline
+from unohil.harness.report.units import human_us
+from unohil.protocol import catalogue as cat
 
 #: The latency figures drawn as histograms (results file `latency` keys), with what each measures
 LATENCIES = {"device_us": "verdict - decisive input, device clock",
@@ -265,7 +265,7 @@ def report_html(doc: dict, source: str = "") -> str:
 def bench_html(doc: dict, source: str = "") -> str:
     """A `unohil bench --json` file as one page: per unit kind, a histogram of each verdict figure,
     then the link's own figures and floors, each with its sample count (labels as the console's)."""
-    from harness.bench.latency import LINK_LABELS, UNIT_LABELS
+    from unohil.harness.bench.latency import LINK_LABELS, UNIT_LABELS
     out = ['<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">',
            '<meta name="viewport" content="width=device-width"><title>unohil bench</title>',
            f'<style>{CSS}</style></head><body data-bench="1">', f'<script>{CATCH_ERRORS}</script>',

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from xml.etree import ElementTree as ET
 
-from harness.outcome import Outcome, Record
+from unohil.harness.outcome import Outcome, Record
 
 # What XML 1.0 cannot hold at all, not even as a character reference: shown as a Python-style escape
 _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ud800-\udfff\ufffe\uffff]")

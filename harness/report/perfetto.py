@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 
-from protocol import catalogue as cat
+from unohil.protocol import catalogue as cat
 
 THREADS = ("events", "inputs", "state", "commands", "link")     # then one thread per light
 
@@ -48,7 +48,7 @@ class _Unit:
 
 
 def read_trace(path) -> list[dict]:
-    from harness.errors import UsageError
+    from unohil.harness.errors import UsageError
     records = []
     try:
         with open(path, encoding="utf-8") as fh:

@@ -4,10 +4,10 @@ from __future__ import annotations
 import json
 import time
 
-from harness.outcome import tally
-from harness.report.files import write_results
-from harness.run.results import ScenarioResult
-from harness.session.health import LinkHealth
+from unohil.harness.outcome import tally
+from unohil.harness.report.files import write_results
+from unohil.harness.run.results import ScenarioResult
+from unohil.harness.session.health import LinkHealth
 
 # 2: "skip" (was "skipped") is the status of a scenario that did not run
 # 3: "interrupted", the status of a scenario a signal cut short; summary.interrupted; "interrupted" says
@@ -55,7 +55,7 @@ def write_json(path, doc: dict) -> None:
 
 def read_results(path) -> dict:
     """A results file written by `unohil run --json`, for the reports drawn from it; one clear error if not."""
-    from harness.errors import UsageError
+    from unohil.harness.errors import UsageError
     try:
         text = open(path, encoding="utf-8").read()
     except OSError as exc:

@@ -5,12 +5,12 @@ schema says the same where JSON Schema can: the keys at each level, and every vo
 switches, decisions) derived from the catalogue, so a unit kind added there is in the schema too."""
 from __future__ import annotations
 
-from protocol import catalogue as cat
-from harness.scenarios import roles as rl
-from harness.scenarios.load import (BUILTIN_ANCHORS, CASE_KEYS, COMPARE_KEYS, EXPECT_KEYS, LATENCY_METRICS,
+from unohil.protocol import catalogue as cat
+from unohil.harness.scenarios import roles as rl
+from unohil.harness.scenarios.load import (BUILTIN_ANCHORS, CASE_KEYS, COMPARE_KEYS, EXPECT_KEYS, LATENCY_METRICS,
                                     STEP_ACTIONS, STEP_COMMON, TOP_KEYS, reaction_keys,
                                     rig_figures)
-from harness.scenarios.units import RIG_ANCHORS, TAGS, UNITS, UnitVocab
+from unohil.harness.scenarios.units import RIG_ANCHORS, TAGS, UNITS, UnitVocab
 
 SCHEMA_ID = "https://uno-hil.invalid/schemas/scenario.json"    # a name, not a place: nothing is fetched
 U32 = 0xFFFFFFFF

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from protocol import catalogue as cat
+from unohil.protocol import catalogue as cat
 
 STATE, LIGHTS, INPUTS, EVENTS, TIMES = "state", "lights", "inputs", "events", "verdict times"
 LANES = (STATE, INPUTS, LIGHTS, EVENTS, TIMES)

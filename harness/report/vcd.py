@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from datetime import datetime, timezone
 
-from protocol import catalogue as cat
+from unohil.protocol import catalogue as cat
 
 _FIRST_ID, _LAST_ID = 33, 126       # identifiers are printable ASCII
 

@@ -26,11 +26,11 @@ from __future__ import annotations
 
 import random
 
-from protocol import catalogue as cat
+from unohil.protocol import catalogue as cat
 
-from harness.bench.latency import distribution, distribution_table
-from harness.rig.races import _unwrap_near, flash_race as buzzer_race, showdown_countdown
-from harness.rig.session import AHEAD_US, RigSession
+from unohil.harness.bench.latency import distribution, distribution_table
+from unohil.harness.rig.races import _unwrap_near, flash_race as buzzer_race, showdown_countdown
+from unohil.harness.rig.session import AHEAD_US, RigSession
 
 FALSE_START_SHARE = 0.25        # one race in four is a false start: the red lamp's path is measured too
 FLOOR = "floor_loopback_us"

@@ -23,9 +23,9 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 
-from harness.errors import HarnessError
-from harness.rig.races import FAIR_RACES, seat_names
-from harness.rig.session import RigSession
+from unohil.harness.errors import HarnessError
+from unohil.harness.rig.races import FAIR_RACES, seat_names
+from unohil.harness.rig.session import RigSession
 
 BOOTSTRAP = 400
 

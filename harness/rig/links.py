@@ -14,13 +14,13 @@ from __future__ import annotations
 
 from urllib.parse import parse_qsl, urlsplit
 
-from protocol import catalogue as cat
+from unohil.protocol import catalogue as cat
 
-from harness.errors import DeviceURLError, LinkClosed
-from harness.links import query_options
-from harness.links.fd import FdLink
-from harness.links.emu import _OPTIONS as EMU_OPTIONS
-from harness.session.driver import Driver
+from unohil.harness.errors import DeviceURLError, LinkClosed
+from unohil.harness.links import query_options
+from unohil.harness.links.fd import FdLink
+from unohil.harness.links.emu import _OPTIONS as EMU_OPTIONS
+from unohil.harness.session.driver import Driver
 
 EMULATED = "emurig"
 
@@ -43,8 +43,8 @@ def _emulated_pair(device_url: str, rig_url: str):
     if parts.netloc or parts.path not in ("", "/"):
         raise DeviceURLError(f"{rig_url}: an emulated rig's URL is emurig://?OPTIONS (it is wired to --device)")
     path = dict(parse_qsl(parts.query, keep_blank_values=True))
-    from emulator import rig as emulated
-    from emulator.path import PathSpecError
+    from unohil.emulator import rig as emulated
+    from unohil.emulator.path import PathSpecError
     try:
         if clock == "real":
             (unit_sock, rig_sock), stop = emulated.start_real_pair(kind, opts, path)
@@ -91,8 +91,8 @@ def open_drivers(device_url: str, rig_url: str, unit_cls: type[Driver] = Driver)
 def open_rig_unit(device_url: str, rig_url: str):
     """The unit in rig mode: a driver the runner uses as any other, whose stimuli go through the rig,
     wired with the reference wiring of its kind (harness/rig/unit.py). Closing it closes the rig too."""
-    from harness.rig.session import RigSession
-    from harness.rig.unit import RigUnitDriver
+    from unohil.harness.rig.session import RigSession
+    from unohil.harness.rig.unit import RigUnitDriver
     unit, rig = open_drivers(device_url, rig_url, RigUnitDriver)
     try:
         unit.session = RigSession(unit, rig)

@@ -10,10 +10,10 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, field
 
-from protocol import catalogue as cat
-from protocol.catalogue import NONE_I32
+from unohil.protocol import catalogue as cat
+from unohil.protocol.catalogue import NONE_I32
 
-from harness.rig.session import AHEAD_US, RigSession
+from unohil.harness.rig.session import AHEAD_US, RigSession
 
 SIDE = {v: k for k, v in cat.ENUM_VALUES["side"].items()}
 SD_REASON = {v: k for k, v in cat.ENUM_VALUES["showdown_reason"].items()}

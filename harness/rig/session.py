@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import math
 
-from protocol import catalogue as cat, msg as M
-from protocol.devtime import wrap
+from unohil.protocol import catalogue as cat, msg as M
+from unohil.protocol.devtime import wrap
 
-from harness.session.driver import Driver
+from unohil.harness.session.driver import Driver
 
 AHEAD_US = 50_000           # an edge this far ahead of the rig's last word reaches it in time
 HOLD_US = 50_000            # a press holds the switch this long

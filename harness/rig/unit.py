@@ -13,12 +13,12 @@ the release of a button never pressed: unplayable) is skipped in rig mode, sayin
 """
 from __future__ import annotations
 
-from protocol import catalogue as cat
+from unohil.protocol import catalogue as cat
 
-from harness.errors import ScheduleError
-from harness.outcome import Outcome
-from harness.session.driver import Driver
-from harness.rig.views import OUTPUT_LAG_US, Driven, check, race_view
+from unohil.harness.errors import ScheduleError
+from unohil.harness.outcome import Outcome
+from unohil.harness.session.driver import Driver
+from unohil.harness.rig.views import OUTPUT_LAG_US, Driven, check, race_view
 
 
 def unplayable(sc) -> str | None:

@@ -23,12 +23,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from protocol import Frame, catalogue as cat
+from unohil.protocol import Frame, catalogue as cat
 
-from harness.rig.races import _unwrap_near
-from harness.rig.session import RigSession
-from harness.scenarios.model import Expectation
-from harness.scenarios import expr
+from unohil.harness.rig.races import _unwrap_near
+from unohil.harness.rig.session import RigSession
+from unohil.harness.scenarios.model import Expectation
+from unohil.harness.scenarios import expr
 
 ORIGIN = cat.ENUM_VALUES["rig_origin"]
 ACTION_NAMES = {v: k for k, v in cat.ENUM_VALUES["action"].items()}
@@ -177,7 +177,7 @@ def _outputs(i: int, v: Frame, events: list[Frame], watched: dict, s: RigSession
     on) gives nothing. Decided at the output's own event (a launch at the first press, before the tie window
     closes) or, when that came with or after the verdict, at the verdict: a lamp the firmware switches late
     counts from the decision."""
-    from harness.run.judge import latency
+    from unohil.harness.run.judge import latency
     decided = v.dev_us - latency(v, None).get("device_us", 0)
     wires = [w for w in cat.RIG.wiring[s.kind] if not w.drives]
     out, done = [], set()

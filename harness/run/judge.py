@@ -1,14 +1,14 @@
 """Judging a race: pure functions from the events a unit sent to a verdict on it, no I/O."""
 from __future__ import annotations
 
-from protocol import Frame, catalogue as cat, devtime
+from unohil.protocol import Frame, catalogue as cat, devtime
 
-from harness.outcome import Outcome
-from harness.scenarios import expr, roles as rl
-from harness.scenarios.model import EventPattern, Expectation, Matcher, RoleMatcher, Scenario, Step, TimeMatcher
-from harness.scenarios.units import UNITS
-from harness.session.clocksync import ClockEstimate
-from harness.session.driver import ACTION
+from unohil.harness.outcome import Outcome
+from unohil.harness.scenarios import expr, roles as rl
+from unohil.harness.scenarios.model import EventPattern, Expectation, Matcher, RoleMatcher, Scenario, Step, TimeMatcher
+from unohil.harness.scenarios.units import UNITS
+from unohil.harness.session.clocksync import ClockEstimate
+from unohil.harness.session.driver import ACTION
 
 ERROR_NAMES = {v: k for k, v in cat.ENUM_VALUES["error"].items()}
 DISPOSITION_NAMES = {v: k for k, v in cat.ENUM_VALUES["disposition"].items()}

@@ -6,8 +6,8 @@ import queue
 import threading
 from typing import Callable, Generic, Iterable, TypeVar
 
-from harness.session.driver import Driver
-from harness.session.health import LinkHealth
+from unohil.harness.session.driver import Driver
+from unohil.harness.session.health import LinkHealth
 
 T = TypeVar("T")
 R = TypeVar("R")

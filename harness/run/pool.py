@@ -11,9 +11,9 @@ from __future__ import annotations
 import os
 import time
 
-from harness.errors import DeviceBusy, PoolExhausted
-from harness.links import claim
-from harness.session.driver import Driver
+from unohil.harness.errors import DeviceBusy, PoolExhausted
+from unohil.harness.links import claim
+from unohil.harness.session.driver import Driver
 
 RETRY_S = 0.2
 
@@ -69,7 +69,7 @@ class DevicePool:
     def _open(self, url: str) -> Driver:
         if self.rig is None:
             return Driver.open(url, trace_dir=self.trace_dir)
-        from harness.rig.links import open_rig_unit
+        from unohil.harness.rig.links import open_rig_unit
         return open_rig_unit(url, self.rig)
 
     def close(self) -> None:

@@ -6,9 +6,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Protocol
 
-from protocol import Frame, catalogue as cat
+from unohil.protocol import Frame, catalogue as cat
 
-from harness.text import duration, printable
+from unohil.harness.text import duration, printable
 
 
 @dataclass(frozen=True)

@@ -4,10 +4,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from harness.outcome import Outcome, Record
-from harness.run.judge import event_record
-from harness.scenarios.model import Scenario
-from harness.session.health import LinkHealth
+from unohil.harness.outcome import Outcome, Record
+from unohil.harness.run.judge import event_record
+from unohil.harness.scenarios.model import Scenario
+from unohil.harness.session.health import LinkHealth
 
 
 @dataclass
@@ -87,7 +87,7 @@ class ScenarioResult:
 
     def rig_summary(self) -> dict[str, int]:
         """Rig mode: the worst of each figure of the rig's view over the races (the value farthest from zero)."""
-        from harness.rig.views import worst
+        from unohil.harness.rig.views import worst
         out: dict[str, list] = {}
         for r in self.races:
             for name, v in (r.rig or {}).get("worst", {}).items():

@@ -16,21 +16,21 @@ import time
 from dataclasses import replace
 from typing import Callable
 
-from protocol import Frame, catalogue as cat
+from unohil.protocol import Frame, catalogue as cat
 
-from harness.errors import DeviceReset, HarnessError, LateStimulus, LinkError, Nak, ScheduleError, WaitTimeout
-from harness.outcome import Outcome, worst
-from harness.run.judge import Anchors, compare_races, judge, pattern_matches
-from harness.run.prompts import Answer, Prompt, PromptHook, answer_text
-from harness.rig.unit import RigUnitDriver, unplayable
-from harness.run.results import RaceResult, ScenarioResult
-from harness.scenarios import expr, roles as rl
-from harness.scenarios.model import REP, RoleMatcher, Scenario, Step, TimeMatcher
-from harness.scenarios.units import RIG_ANCHORS, UNITS
-from harness.session.driver import Driver
-from harness.session.outage import Outage
-from harness.session.prepare import prepare
-from harness.text import duration
+from unohil.harness.errors import DeviceReset, HarnessError, LateStimulus, LinkError, Nak, ScheduleError, WaitTimeout
+from unohil.harness.outcome import Outcome, worst
+from unohil.harness.run.judge import Anchors, compare_races, judge, pattern_matches
+from unohil.harness.run.prompts import Answer, Prompt, PromptHook, answer_text
+from unohil.harness.rig.unit import RigUnitDriver, unplayable
+from unohil.harness.run.results import RaceResult, ScenarioResult
+from unohil.harness.scenarios import expr, roles as rl
+from unohil.harness.scenarios.model import REP, RoleMatcher, Scenario, Step, TimeMatcher
+from unohil.harness.scenarios.units import RIG_ANCHORS, UNITS
+from unohil.harness.session.driver import Driver
+from unohil.harness.session.outage import Outage
+from unohil.harness.session.prepare import prepare
+from unohil.harness.text import duration
 
 log = logging.getLogger("unohil.run")
 

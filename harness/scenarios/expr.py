@@ -5,10 +5,10 @@ Validation evaluates every expression of a scenario for every one of its races, 
 meets one that fails. evaluate() still turns any failure into an ExprError that is also a
 ScheduleError: should one ever fail at run time (a scenario built by other code than load.py),
 it is that race's error, never a crash that loses the run's results."""
-from protocol.expr import ExprError as _ProtocolExprError, names
-from protocol.expr import evaluate as _evaluate, parse as _parse
+from unohil.protocol.expr import ExprError as _ProtocolExprError, names
+from unohil.protocol.expr import evaluate as _evaluate, parse as _parse
 
-from harness.errors import ScheduleError
+from unohil.harness.errors import ScheduleError
 
 ExprError = _ProtocolExprError
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from harness.errors import HarnessError
+from unohil.harness.errors import HarnessError
 
 SHARE = Path("share") / "uno-hil" / "scenarios"
 

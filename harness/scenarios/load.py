@@ -16,13 +16,13 @@ from typing import Any
 
 import yaml
 
-from protocol import catalogue as cat, devtime
+from unohil.protocol import catalogue as cat, devtime
 
-from harness.errors import Problem, ScenarioError
-from harness.scenarios import expr, roles as rl
-from harness.scenarios.model import (REP, Comparison, EventPattern, Expectation, Matcher, NameTemplate, RoleMatcher,
+from unohil.harness.errors import Problem, ScenarioError
+from unohil.harness.scenarios import expr, roles as rl
+from unohil.harness.scenarios.model import (REP, Comparison, EventPattern, Expectation, Matcher, NameTemplate, RoleMatcher,
                                      Scenario, Step, TimeMatcher, TimeSpec)
-from harness.scenarios.units import RIG_ANCHORS, UNITS, UnitVocab
+from unohil.harness.scenarios.units import RIG_ANCHORS, UNITS, UnitVocab
 
 BUILTIN_ANCHORS = ("start", "previous")
 #: Every anchor of every unit kind: a sweep variable named like one would rebind it (in some file,
@@ -1482,7 +1482,7 @@ def _lead_warning(v: _Validator, node: yaml.Node, key: str, st: Step, races: lis
     back to one) less than REAL_LEAD_US after that event, or repeated until an event with less than
     that between repetitions: a link with transit time cannot get the stimulus there in time (the
     unit answers too_late) though a virtual link can. Said, not refused."""
-    from harness.run.runner import REAL_LEAD_US     # the runner's lead over a link with transit time
+    from unohil.harness.run.runner import REAL_LEAD_US     # the runner's lead over a link with transit time
     offsets = _offsets(v, st.at.offset, races)
     gaps = [(ahead[i] if st.at.anchor == "previous" else 0) + offsets[i] for i in range(len(races))]
     closest = min(range(len(races)), key=lambda i: gaps[i], default=None)

@@ -6,8 +6,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from harness.scenarios import expr
-from harness.scenarios.units import RIG_ANCHORS
+from unohil.harness.scenarios import expr
+from unohil.harness.scenarios.units import RIG_ANCHORS
 
 #: The repetition index of a step repeated with times (0, 1, ...): a name its input names may use.
 REP = "rep"

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from protocol import catalogue as cat
+from unohil.protocol import catalogue as cat
 
 CURRENT = "current"
 OPPONENTS = "opponents"                 # every opponent, in a mask field

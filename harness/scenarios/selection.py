@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import re
 
-from harness.errors import SelectionError
+from unohil.harness.errors import SelectionError
 
 _TOKEN = re.compile(r"\(|\)|[^\s()]+")
 _OPERATORS = {"and", "or", "not", "(", ")"}

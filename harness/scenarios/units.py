@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, fields
 
-from protocol import catalogue as cat
+from unohil.protocol import catalogue as cat
 
 #: The step words of each kind (docs/scenarios.md); each names inputs of that kind or waits.
 #: Every kind also waits for events (wait_for) and changes its configuration and switches mid-race.

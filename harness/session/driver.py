@@ -11,15 +11,15 @@ import logging
 from collections import deque
 from typing import Callable
 
-import protocol
-from protocol import Frame, FrameError, StreamDecoder, Unwrapper, catalogue as cat, devtime
-from protocol import msg as M
+from unohil import protocol
+from unohil.protocol import Frame, FrameError, StreamDecoder, Unwrapper, catalogue as cat, devtime
+from unohil.protocol import msg as M
 
-from harness.session.clocksync import ClockEstimate, ClockSync, SyncSample
-from harness.session.events import EventSequencer, Resend
-from harness.errors import CommandTimeout, DeviceMismatch, DeviceReset, LinkClosed, LinkError, Nak, WaitTimeout
-from harness.session.health import LinkHealth
-from harness.links import Link, claim, open_link
+from unohil.harness.session.clocksync import ClockEstimate, ClockSync, SyncSample
+from unohil.harness.session.events import EventSequencer, Resend
+from unohil.harness.errors import CommandTimeout, DeviceMismatch, DeviceReset, LinkClosed, LinkError, Nak, WaitTimeout
+from unohil.harness.session.health import LinkHealth
+from unohil.harness.links import Link, claim, open_link
 
 # The harness's logger tree is "unohil" (session, run, conform): pytest's log options and per-test log files
 # show what a unit was told and said. Frames at DEBUG, what the session noticed (gaps, resends) at INFO.
@@ -115,7 +115,7 @@ class Driver:
         trace = None
         try:
             if trace_dir is not None:
-                from harness.session.trace import TraceWriter
+                from unohil.harness.session.trace import TraceWriter
                 trace = TraceWriter(trace_dir, url.replace("://", "_").replace("/", "_"))
             drv = cls(link, trace=trace, opener=opener, **kw)
             drv.handshake(expect_kind=kind, sync=sync)

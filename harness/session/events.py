@@ -11,9 +11,9 @@ from __future__ import annotations
 from collections import deque
 from typing import Callable
 
-from protocol import Frame, catalogue as cat
+from unohil.protocol import Frame, catalogue as cat
 
-from harness.session.health import LinkHealth
+from unohil.harness.session.health import LinkHealth
 
 RESEND_TRIES = 3
 MAX_HELD = cat.EVENT_BUFFER * 4

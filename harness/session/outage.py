@@ -11,7 +11,7 @@ import time
 from dataclasses import dataclass
 from typing import Callable, TypeVar
 
-from harness.errors import DeviceMismatch, DeviceURLError, LinkError, WaitTimeout
+from unohil.harness.errors import DeviceMismatch, DeviceURLError, LinkError, WaitTimeout
 
 T = TypeVar("T")
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Mapping
 
-from protocol import catalogue as cat
+from unohil.protocol import catalogue as cat
 
-from harness.errors import Nak
-from harness.session.driver import Driver
+from unohil.harness.errors import Nak
+from unohil.harness.session.driver import Driver
 
 #: How far ahead a switch edge is injected on a unit without host_input: past any link's round trip.
 SWITCH_LEAD_US = 30_000

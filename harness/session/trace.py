@@ -7,8 +7,8 @@ import os
 import threading
 from pathlib import Path
 
-from protocol import Frame, FrameError
-from protocol.catalogue import enum_name
+from unohil.protocol import Frame, FrameError
+from unohil.protocol.catalogue import enum_name
 
 
 def frame_record(direction: str, frame: Frame) -> dict:

@@ -1,10 +1,10 @@
 """Conformance checks of SPEC 4.3: one typed reply per command, INPUT and its refusals, capabilities."""
 from __future__ import annotations
 
-from protocol import catalogue as cat, devtime, encode, msg
+from unohil.protocol import catalogue as cat, devtime, encode, msg
 
-from harness.conform.registry import check
-from harness.conform.wire import (ACTION, DISPOSITION, ERR, REPLY_OF, REPLY_TIMEOUT_US, SOURCE, changes_nothing,
+from unohil.harness.conform.registry import check
+from unohil.harness.conform.wire import (ACTION, DISPOSITION, ERR, REPLY_OF, REPLY_TIMEOUT_US, SOURCE, changes_nothing,
                                   expect, expect_nak, show)
 
 

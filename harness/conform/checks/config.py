@@ -1,11 +1,11 @@
 """Conformance checks of SPEC 4.7: configuration parameters, their ranges, defaults and rules."""
 from __future__ import annotations
 
-from protocol import catalogue as cat, msg
+from unohil.protocol import catalogue as cat, msg
 
-from harness.conform.recipes import cross_rules_ok
-from harness.conform.registry import check
-from harness.conform.wire import expect, show, ERR
+from unohil.harness.conform.recipes import cross_rules_ok
+from unohil.harness.conform.registry import check
+from unohil.harness.conform.wire import expect, show, ERR
 
 
 @check("4.7", "CONFIG_GET of every parameter: its default after a boot")

@@ -1,10 +1,10 @@
 """Conformance checks of SPEC 4.5: events and EVENT_RESEND."""
 from __future__ import annotations
 
-from protocol import Frame, msg
+from unohil.protocol import Frame, msg
 
-from harness.conform.registry import check
-from harness.conform.wire import expect, show, ACTION, REPLY_TIMEOUT_US
+from unohil.harness.conform.registry import check
+from unohil.harness.conform.wire import expect, show, ACTION, REPLY_TIMEOUT_US
 
 
 @check("4.5", "EVENT_RESEND returns the events asked for: same payload, same header time",

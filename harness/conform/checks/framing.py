@@ -1,11 +1,11 @@
 """Conformance checks of SPEC 2: framing and bad input."""
 from __future__ import annotations
 
-from protocol import catalogue as cat, devtime, encode, msg
-from protocol.framing import cobs_encode
+from unohil.protocol import catalogue as cat, devtime, encode, msg
+from unohil.protocol.framing import cobs_encode
 
-from harness.conform.registry import check
-from harness.conform.wire import ACTION, expect, expect_nak, raw_frame, changes_nothing, show
+from unohil.harness.conform.registry import check
+from unohil.harness.conform.wire import ACTION, expect, expect_nak, raw_frame, changes_nothing, show
 
 
 @check("2", "leading and doubled 0x00 delimiters are ignored")

@@ -1,10 +1,10 @@
 """Conformance checks of SPEC 4.2: the handshake and versions."""
 from __future__ import annotations
 
-from protocol import catalogue as cat, devtime, msg
+from unohil.protocol import catalogue as cat, devtime, msg
 
-from harness.conform.registry import check
-from harness.conform.wire import ACTION, changes_nothing, expect, raw_frame, show
+from unohil.harness.conform.registry import check
+from unohil.harness.conform.wire import ACTION, changes_nothing, expect, raw_frame, show
 
 
 @check("4.2", "IDENTITY fields: kind, protocol version, catalog_crc, boot_id, caps, capacities")

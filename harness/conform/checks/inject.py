@@ -1,10 +1,10 @@
 """Conformance checks of SPEC 4.8: test mode (INJECT, its queue and INJECT_CANCEL)."""
 from __future__ import annotations
 
-from protocol import devtime, msg
+from unohil.protocol import devtime, msg
 
-from harness.conform.registry import check
-from harness.conform.wire import changes_nothing, expect, ACTION, SOURCE, REPLY_TIMEOUT_US
+from unohil.harness.conform.registry import check
+from unohil.harness.conform.wire import changes_nothing, expect, ACTION, SOURCE, REPLY_TIMEOUT_US
 
 
 @check("4.8", "INJECT: stimulus ids count up; INPUT_SEEN injected at exactly at_us", needs=("test_mode",))

@@ -1,11 +1,11 @@
 """Conformance checks of SPEC 4.9: RESET and BOOT (the reboots that open and close the run, RESET modes)."""
 from __future__ import annotations
 
-from protocol import catalogue as cat, devtime, msg
+from unohil.protocol import catalogue as cat, devtime, msg
 
-from harness.conform.recipes import POWER_ON, cross_rules_ok
-from harness.conform.registry import END, START, check
-from harness.conform.wire import QUIET_US, changes_nothing, expect, show, ACTION, REPLY_TIMEOUT_US
+from unohil.harness.conform.recipes import POWER_ON, cross_rules_ok
+from unohil.harness.conform.registry import END, START, check
+from unohil.harness.conform.wire import QUIET_US, changes_nothing, expect, show, ACTION, REPLY_TIMEOUT_US
 
 
 @check("4.9", "RESET reboot: ACK, then BOOT(event_seq 0, header seq 0, reset_command), new boot_id", phase=START)

@@ -1,10 +1,10 @@
 """Conformance checks of SPEC 2, 3, 4.3 and 4.5 judged over every frame of the run."""
 from __future__ import annotations
 
-from protocol import Frame, devtime
+from unohil.protocol import Frame, devtime
 
-from harness.conform.registry import OVERALL, check
-from harness.conform.wire import expect, show, REPLY_OF
+from unohil.harness.conform.registry import OVERALL, check
+from unohil.harness.conform.wire import expect, show, REPLY_OF
 
 
 @check("2", "every frame from the device decodes (no CRC, COBS or length errors)", phase=OVERALL)

@@ -1,10 +1,10 @@
 """Conformance checks of SPEC 4.6: time sync and the device clock's rate."""
 from __future__ import annotations
 
-from protocol import Frame, devtime, msg
+from unohil.protocol import Frame, devtime, msg
 
-from harness.conform.registry import check
-from harness.conform.wire import expect, TURNAROUND_MAX_US
+from unohil.harness.conform.registry import check
+from unohil.harness.conform.wire import expect, TURNAROUND_MAX_US
 
 
 @check("4.6", "TIME_SYNC echoes t1, t2 <= t3 = header time, turnaround under 50 ms", needs=("time_sync",))

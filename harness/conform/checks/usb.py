@@ -2,9 +2,9 @@
 from __future__ import annotations
 
 
-from harness.conform.registry import check
-from harness.conform.wire import expect
-from harness.links.usb import UsbLink
+from unohil.harness.conform.registry import check
+from unohil.harness.conform.wire import expect
+from unohil.harness.links.usb import UsbLink
 
 
 def on_usb(cs) -> bool:
