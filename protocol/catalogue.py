@@ -11,11 +11,11 @@ import json
 import struct
 from collections import namedtuple
 from dataclasses import dataclass, field
-from importlib import resources
 from typing import Mapping
 
+from . import checked
+from .fieldtypes import TYPES
 from .rules import CrossRule, EventFilter, ParamBound, TimerRule, parse_filter
-from .schema import TYPES, CatalogueError, load_catalogue, load_decisions
 
 _TYPE_CODES = {t: code for t, (code, _lo, _hi) in TYPES.items()}
 _TYPE_RANGES = {t: (lo, hi) for t, (_code, lo, hi) in TYPES.items()}
@@ -99,12 +99,24 @@ def _make_class(mdef: MessageDef):
     return cls
 
 
-def _load() -> dict:
-    text = resources.files(__package__).joinpath("messages.yaml").read_text(encoding="utf-8")
-    return load_catalogue(text, "messages.yaml")
+# the decisions every unit kind follows (PR-n) are grouped under this name, decided in these sections
+PROTOCOL_GROUP, PROTOCOL_SECTIONS = "protocol", ("1", "2", "3", "4")
 
 
-RAW = _load()
+def _check(messages: str, decisions: str) -> tuple[dict, dict[str, list[dict]]]:
+    """Both files checked (schema.py), as plain data: the catalogue, and the decisions by unit kind."""
+    from .schema import load_catalogue, load_decisions
+    raw = load_catalogue(messages, "messages.yaml")
+    sections = {kind: u["section"] for kind, u in raw["units"].items()} | {PROTOCOL_GROUP: PROTOCOL_SECTIONS}
+    return raw, load_decisions(decisions, sections)
+
+
+def _load() -> tuple[dict, dict[str, list[dict]]]:
+    texts = (checked.text("messages.yaml"), checked.text("decisions.yaml"))
+    return checked.load("catalogue", texts, lambda: _check(*texts))
+
+
+RAW, _DECISIONS_RAW = _load()
 PROTOCOL: dict = RAW["protocol"]
 MAJOR: int = PROTOCOL["major"]
 MINOR: int = PROTOCOL["minor"]
@@ -363,10 +375,6 @@ def _rig(raw: dict) -> RigDef:
 RIG: RigDef | None = _rig(RAW["rig"]) if "rig" in RAW else None
 
 
-# the decisions every unit kind follows (PR-n) are grouped under this name, decided in these sections
-PROTOCOL_GROUP, PROTOCOL_SECTIONS = "protocol", ("1", "2", "3", "4")
-
-
 @dataclass(frozen=True)
 class Decision:
     """One numbered decision of the SPEC (decisions.yaml): what the SPEC decides where the documents are silent."""
@@ -378,12 +386,10 @@ class Decision:
 
 
 def _decisions() -> dict[str, Decision]:
-    text = resources.files(__package__).joinpath("decisions.yaml").read_text(encoding="utf-8")
-    raw = load_decisions(text, {kind: u["section"] for kind, u in RAW["units"].items()} | {PROTOCOL_GROUP: PROTOCOL_SECTIONS})
     every = tuple(RAW["units"])
     return {d["id"]: Decision(d["id"], kind, d["section"], d["text"],
                               tuple(d.get("units", every)) if kind == PROTOCOL_GROUP else (kind,))
-            for kind, ds in raw.items() for d in ds}
+            for kind, ds in _DECISIONS_RAW.items() for d in ds}
 
 
 #: every decision id of the SPEC (SPEC 12 is generated from it), in the SPEC's order

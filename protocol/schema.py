@@ -12,13 +12,9 @@ from typing import NoReturn
 import yaml
 
 from . import expr
+from .fieldtypes import TYPES
 from .rules import CrossRule, parse_filter
 
-#: field type -> (struct code, min, max)
-TYPES = {
-    "u8": ("B", 0, 0xFF), "u16": ("H", 0, 0xFFFF), "u32": ("I", 0, 0xFFFFFFFF), "u64": ("Q", 0, 0xFFFFFFFFFFFFFFFF),
-    "i8": ("b", -0x80, 0x7F), "i16": ("h", -0x8000, 0x7FFF), "i32": ("i", -0x80000000, 0x7FFFFFFF),
-}
 _SIZES = {"u8": 1, "u16": 2, "u32": 4, "u64": 8, "i8": 1, "i16": 2, "i32": 4}
 #: type ids by message class (SPEC 4.1)
 ID_RANGES = {"command": (0x01, 0x3F), "reply": (0x40, 0x5F), "event": (0x60, 0xBF)}

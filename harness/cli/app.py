@@ -22,16 +22,10 @@ import signal
 import sys
 import threading
 
-from rich.console import Console
-
-from unohil.harness.cli import (bench, conform, emulate, export, fairness, hello, ports, record, replay, report, run,
-                         schema, validate)
+from unohil.harness.cli import commands, logs
 from unohil.harness.cli.exit import Exit
 from unohil.harness.cli.signals import Interrupted, exit_for, signal_name
 from unohil.harness.errors import HarnessError, ScenarioError
-from unohil.harness.links import claim
-
-COMMANDS = (run, validate, bench, fairness, hello, emulate, ports, conform, record, replay, report, export, schema)
 
 
 def version_text() -> str:
@@ -45,14 +39,25 @@ def version_text() -> str:
     return f"unohil {mine}, protocol {cat.MAJOR}.{cat.MINOR}"
 
 
-def build_parser() -> argparse.ArgumentParser:
+class _Version(argparse._VersionAction):
+    """--version, its text found only when asked for (it reads the catalogue)."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        self.version = version_text()
+        super().__call__(parser, namespace, values, option_string)
+
+
+def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
+    """The parser; given the arguments it is for, only the command they name is built whole
+    (commands.py), else every command is."""
     parser = argparse.ArgumentParser(prog="unohil", description="HIL harness for reaction-race game units")
-    parser.add_argument("--version", action="version", version=version_text(),
+    parser.add_argument("--version", action=_Version,
                         help="print the version of uno-hil and of the protocol it speaks, and exit")
+    logs.add_arguments(parser)
     sub = parser.add_subparsers(dest="command", required=True)
-    for command in COMMANDS:
-        command.add_parser(sub)
+    commands.add_commands(parser, sub, argv)
     for p in sub.choices.values():
+        logs.add_arguments(p, defaults=False)
         if "--device" in p._option_string_actions:      # every command that opens a unit claims it
             p.add_argument("--wait", type=float, default=0.0, metavar="SECONDS",
                            help="a unit another process (or labgrid user) holds: wait up to SECONDS for it "
@@ -65,14 +70,16 @@ def _terminate(signum: int, _frame) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    argv = sys.argv[1:] if argv is None else argv
+    args = build_parser(argv).parse_args(argv)
     saved = None
     if threading.current_thread() is threading.main_thread():
         # SIGTERM ends a command the way Ctrl-C does (a message, its own exit status), not silently;
         # `run` stops at a safe point and writes its results instead (cli/signals.py)
         saved = signal.signal(signal.SIGTERM, _terminate)
     try:
-        with claim.waiting(getattr(args, "wait", 0.0)):
+        from unohil.harness.links import claim
+        with logs.configured(args), claim.waiting(getattr(args, "wait", 0.0)):
             return int(args.func(args))
     except ScenarioError as exc:
         exc.print("; nothing was run")
@@ -81,15 +88,20 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return Exit.USAGE
     except KeyboardInterrupt:
-        Console(stderr=True, highlight=False).print("interrupted by SIGINT")
+        _say("interrupted by SIGINT")
         return Exit.INTERRUPTED
     except BrokenPipeError:
         # the reader went away (`unohil ... | head`): nothing is left to say to it, and saying it fails too
         sys.stdout = open(os.devnull, "w")
         return Exit.OK
     except Interrupted as exc:
-        Console(stderr=True, highlight=False).print(f"interrupted by {signal_name(exc.signum)}")
+        _say(f"interrupted by {signal_name(exc.signum)}")
         return exit_for(exc.signum)
     finally:
         if saved is not None:
             signal.signal(signal.SIGTERM, saved)
+
+
+def _say(text: str) -> None:
+    from rich.console import Console
+    Console(stderr=True, highlight=False).print(text)
