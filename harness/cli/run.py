@@ -16,6 +16,7 @@ from unohil.harness.report.files import check_outputs, write_outputs
 from unohil.harness.report.junit import junit_xml
 from unohil.harness.report.results_json import json_text, results_json
 from unohil.harness.run.parallel import Rack, Workers
+from unohil.harness.run.pool import unserved_reason
 from unohil.harness.run.results import ScenarioResult
 from unohil.harness.run.runner import Runner
 from unohil.harness.scenarios.library import library_paths
@@ -177,7 +178,7 @@ class _Run:
                 return res
 
             def unserved(sc) -> ScenarioResult:
-                res = ScenarioResult(sc, "-", status=Outcome.SKIP, error=f"no {sc.unit} device given")
+                res = ScenarioResult(sc, "-", status=Outcome.SKIP, error=unserved_reason(sc.unit))
                 live.scenario_done(res)
                 return res
 

@@ -18,6 +18,12 @@ from unohil.harness.session.driver import Driver
 RETRY_S = 0.2
 
 
+def unserved_reason(kind: str) -> str:
+    """Why a scenario (or a test) for a unit of this kind is skipped when no device of it was given: `unohil
+    run` and the pytest plugin say the same."""
+    return f"no {kind} device given"
+
+
 class DevicePool:
     def __init__(self, urls: list[str], *, trace_dir=None, wait_s: float = 0.0, owner: str = "",
                  rig: str | None = None):
@@ -65,6 +71,11 @@ class DevicePool:
                     f"{self.owner}: every {kind} device in the pool is claimed by another process: "
                     + "; ".join(busy) + ". Give as many devices as workers (-n), or --hil-wait SECONDS")
             time.sleep(RETRY_S)
+
+    def lacks(self, kind: str) -> bool:
+        """Every device given is open here and none is of this kind: no wait brings one (a device that another
+        process holds is not known to lack it)."""
+        return bool(self.urls) and len(self.held) == len(self.urls) and all(d.kind != kind for d in self.held.values())
 
     def _open(self, url: str) -> Driver:
         if self.rig is None:
