@@ -47,9 +47,13 @@ def cache_dir() -> Path | None:
 def load(stem: str, texts: tuple[str, ...], check: Callable[[], object]) -> object:
     """check()'s result for these texts: the kept one if there is one, else check() run (and kept)."""
     where = cache_dir()
-    if where is None:
+    try:
+        key = digest(texts)
+    except OSError:
+        key = None          # the checker installed without its sources: nothing to key the data by
+    if where is None or key is None:
         return check()
-    name = f"{stem}.{digest(texts)}.{sys.implementation.cache_tag}.marshal"
+    name = f"{stem}.{key}.{sys.implementation.cache_tag}.marshal"
     try:
         return marshal.loads((where / name).read_bytes())
     except (OSError, EOFError, ValueError, TypeError):

@@ -48,6 +48,8 @@ def test_log_level_wins_over_v_and_may_follow_the_command(capsys, scenario):
     assert "unohil." not in err
     _, _, err = run(capsys, "run", str(scenario), "--log-level", "INFO")
     assert "INFO unohil.run:" in err
+    _, _, err = run(capsys, "run", str(scenario), "-v")
+    assert "INFO unohil.run:" in err and "DEBUG" not in err
     with pytest.raises(SystemExit) as exc:
         main(["--log-level", "chatty", "run", str(scenario)])
     assert exc.value.code == 2

@@ -121,6 +121,15 @@ def test_an_unreadable_kept_file_is_checked_again_and_an_unwritable_folder_is_no
     assert checked.load("t", ("a",), lambda: 4) == 4
 
 
+def test_a_checker_without_its_sources_checks_every_time(kept, monkeypatch):
+    def missing(name):
+        raise FileNotFoundError(name)
+    monkeypatch.setattr(checked, "text", missing)
+    assert checked.load("t", ("a",), lambda: 1) == 1
+    assert checked.load("t", ("a",), lambda: 2) == 2
+    assert list(kept.iterdir()) == []
+
+
 def test_nothing_is_kept_where_python_writes_no_bytecode(kept, monkeypatch):
     monkeypatch.setattr(sys, "dont_write_bytecode", True)
     assert checked.load("t", ("a",), lambda: 1) == 1
