@@ -278,7 +278,7 @@ class Runner:
             else:
                 if step.until is not None:
                     self._until_after_cap(step, t, count, last_t, events, sc)
-        n_verdicts = sc.verdict_count
+        n_verdicts = sc.verdict_count(env)
         verdict_name = unit.verdict
         got = [f for f in events if f.msg.NAME == verdict_name]
         deadline_note = f"{n_verdicts} {verdict_name} event(s) of scenario {sc.name!r}"

@@ -237,9 +237,11 @@ class Scenario:
                     None)
         return None if seen is None else f"a step counts from what the rig sees ({seen})"
 
-    @property
-    def verdict_count(self) -> int:
-        return max([self.min_verdicts] + [len(e.verdicts) for e in self.expectations])
+    def verdict_count(self, env: dict[str, int]) -> int:
+        """How many verdicts a race with the variables env must bring: the most that its expectations ask
+        for, counting only the cases whose when holds in it (another case's list is another race's)."""
+        return max([self.min_verdicts] + [len(e.verdicts) for e in self.expectations
+                                          if e.when is None or expr.evaluate(e.when, env)])
 
     @property
     def id(self) -> str:
