@@ -45,3 +45,46 @@ def test_a_race_of_a_case_still_fails_without_its_verdicts():
     sc, res = run(CASES.replace("times: n", "times: 1"), "emu://launcher?clock=virtual")
     assert [r.status for r in res.races] == ["pass", "fail"]
     assert any("LA_RESULT (2 of 2" in f for f in res.races[1].failures), res.races[1].failures
+
+
+# A config step between two games, and no top-level config: the first game runs on the defaults.
+MID_RACE_CONFIG = """
+name: a countdown changed mid-race
+unit: showdown
+steps:
+  - load: 2
+  - press: timer
+    at: start + 1000
+  - press: paddle_a
+    at: green + 180000
+  - config: {countdown_min_us: 3000000, countdown_max_us: 3000000}
+    at: verdict + 100000
+  - load: 2
+    at: previous + 100000
+  - press: timer
+    at: previous + 1000
+  - press: paddle_a
+    at: next green + 180000
+expect:
+  verdicts: [{loser: b}, {loser: b, green_us: countdown_start + 3000000}]
+"""
+
+
+def test_a_config_step_on_a_unit_without_config_set_is_a_skip_saying_why():
+    sc, res = run(MID_RACE_CONFIG, "emu://showdown?clock=virtual&without=config_set")
+    assert sc.parameters_set() == ["countdown_min_us", "countdown_max_us"]
+    assert res.status == "skip" and res.applicable, (res.status, res.error, [r.failures for r in res.races])
+    assert res.error == ("needs capability config_set to set countdown_min_us, countdown_max_us, which "
+                         "emu://showdown?clock=virtual&without=config_set does not have")
+    assert not res.races        # decided before any race: nothing was sent to the unit
+    _, res = run(MID_RACE_CONFIG, "emu://showdown?clock=virtual")
+    assert res.status == "pass", [r.failures for r in res.races]
+
+
+def test_a_config_step_that_changes_nothing_needs_no_config_set():
+    """Only a value away from what is in force needs CONFIG_SET, as for the top-level config."""
+    text = MID_RACE_CONFIG.replace("countdown_min_us: 3000000, countdown_max_us: 3000000", "tie_window_us: 1000") \
+        .replace(", green_us: countdown_start + 3000000", "")    # 1000 us: the default tie window
+    sc, res = run(text, "emu://showdown?clock=virtual&without=config_set")
+    assert sc.parameters_set() == []
+    assert res.status == "pass", (res.error, [r.failures for r in res.races])

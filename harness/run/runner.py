@@ -142,8 +142,7 @@ class Runner:
             variant = all(need.removeprefix("no ") in cat.UNITS[d.kind].variants for need in unmet)
             return f"needs a unit with {', '.join(unmet)}; {d.url} is not one", not variant
         if not d.has_cap("config_set"):
-            wanted = [k for k, v in sc.config.items() if v != cat.PARAMS_BY_NAME[k].default]
-            wanted += ["rng_seed"] if sc.seed is not None else []
+            wanted = sc.parameters_set() + (["rng_seed"] if sc.seed is not None else [])
             if wanted:
                 return f"needs capability config_set to set {', '.join(wanted)}, which {d.url} does not have", True
         if sc.timing == "exact" and self.host_timed:
@@ -569,7 +568,9 @@ class Runner:
         the new values."""
         self._wait_time(t, events)
         try:
-            self.d.apply_config(step.config)
+            # a unit without config_set runs only a step that changes nothing (_why_not): nothing to send
+            if self.d.has_cap("config_set"):
+                self.d.apply_config(step.config)
         except Nak as exc:      # the unit's refusal (wrong_state: not idle) fails the race, naming the step
             raise _Missing(f"the step at line {step.line} ({step.text} at {t - race.start_dev_us} us): {exc}") \
                 from None

@@ -6,6 +6,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from unohil.protocol import catalogue as cat
+
 from unohil.harness.scenarios import expr
 from unohil.harness.scenarios.units import RIG_ANCHORS
 
@@ -242,6 +244,18 @@ class Scenario:
         for, counting only the cases whose when holds in it (another case's list is another race's)."""
         return max([self.min_verdicts] + [len(e.verdicts) for e in self.expectations
                                           if e.when is None or expr.evaluate(e.when, env)])
+
+    def parameters_set(self) -> list[str]:
+        """The parameters a race changes with CONFIG_SET (so a unit without config_set cannot run it): the
+        top-level config's away from the defaults, then each config step's away from what is in force then."""
+        in_force = {name: p.default for name, p in cat.PARAMS_BY_NAME.items()}
+        wanted = [k for k, v in self.config.items() if v != in_force[k]]
+        in_force.update(self.config)
+        for st in self.steps:
+            if st.action == "config":
+                wanted += [k for k, v in st.config.items() if v != in_force[k] and k not in wanted]
+                in_force.update(st.config)
+        return wanted
 
     @property
     def id(self) -> str:
