@@ -45,6 +45,7 @@ def judge(sc: Scenario, env: dict, race, events: list[Frame], scheduled: list[tu
     runs = [unit.with_defaults(c) for c in configs or [sc.config]]
     fails.extend(early_timers(events, unit, {k: min(c[k] for c in runs) for k in runs[0]}))
     fails.extend(early_verdicts(verdict_frames, unit))
+    fails.extend(inconsistent_verdicts(verdict_frames, unit))
     for step, inp, edge, at in scheduled:
         if step.expect is None:
             continue
@@ -189,6 +190,29 @@ def early_verdicts(verdicts: list[Frame], unit) -> list[str]:
         if k is not None and devtime.diff(v.time_us, k) < 0:
             out.append(f"{unit.verdict} produced {-devtime.diff(v.time_us, k)} us before its knowable_us: a verdict "
                        f"is never earlier than the rules allow (SPEC 3.1)")
+    return out
+
+
+def inconsistent_verdicts(verdicts: list[Frame], unit) -> list[str]:
+    """A verdict that contradicts itself, whatever the scenario expects of it. PR-2 (SPEC 1.2): press_a_us
+    and press_b_us "each is none exactly when its reaction_a_us / reaction_b_us is NONE_I32", told apart
+    by _time_is_none as everywhere else; and a reaction that is set counts from the scheduled time the
+    verdict carries, "reaction_x_us = press_x_us - green_us" (SPEC 3.1, 7.3), a press at 0xFFFFFFFF too."""
+    out = []
+    scheduled = next(iter(unit.scheduled_times.values()), None)     # SD_VERDICT.green_us
+    for i, v in enumerate(verdicts):
+        for press, reaction in unit.optional_times.items():
+            p, r = getattr(v.msg, press), getattr(v.msg, reaction)
+            if p == cat.NONE_U32 and _time_is_none(v, press, unit):
+                continue
+            if r == cat.NONE_I32:
+                out.append(f"{unit.verdict}[{i}]: {press} {p:#010x} is a time but {reaction} is none: they are none "
+                           f"together (SPEC PR-2)")
+            elif scheduled is not None and r != devtime.diff(p, getattr(v.msg, scheduled)):
+                out.append(f"{unit.verdict}[{i}]: {reaction} {r}, but {press} - {scheduled} = "
+                           f"{devtime.diff(p, getattr(v.msg, scheduled))}" + (
+                               f" ({press} 0xffffffff with its {reaction} set is a press at that device time, "
+                               f"SPEC PR-2)" if p == cat.NONE_U32 else "") + " (SPEC 7.3)")
     return out
 
 
