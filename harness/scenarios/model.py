@@ -35,15 +35,17 @@ class Matcher:
     hi: int | None = None
     label: str = ""
 
-    def check(self, v: Any, tolerance: int = 0, env: dict[str, int] | None = None) -> bool:
-        """Whether v matches; a number may be off by tolerance (a host-timed press's measured error).
-        An expression (kind expr: 'players') is worked out in the race's variables, env."""
+    def check(self, v: Any, tolerance: int | tuple[int, int] = 0, env: dict[str, int] | None = None) -> bool:
+        """Whether v matches; a number may be off by tolerance (a host-timed press's measured error), or
+        by (below, above): v as far as below under the expected value and above over it (a timer's lateness
+        goes one way). An expression (kind expr: 'players') is worked out in the race's variables, env."""
         if self.kind == "expr":
             return self.at(env or {}).check(v, tolerance)
-        if tolerance and isinstance(v, int):
+        below, above = tolerance if isinstance(tolerance, tuple) else (tolerance, tolerance)
+        if (below or above) and isinstance(v, int):
             if self.kind in ("eq", "any"):
-                return any(isinstance(x, int) and abs(v - x) <= tolerance for x in self.values)
-            return (self.lo is None or v >= self.lo - tolerance) and (self.hi is None or v <= self.hi + tolerance)
+                return any(isinstance(x, int) and x - below <= v <= x + above for x in self.values)
+            return (self.lo is None or v >= self.lo - below) and (self.hi is None or v <= self.hi + above)
         if self.kind == "eq":
             return v == self.values[0]
         if self.kind == "any":
