@@ -20,6 +20,7 @@ from unohil.protocol import Frame, catalogue as cat
 
 from unohil.harness.errors import DeviceReset, HarnessError, LateStimulus, LinkError, Nak, ScheduleError, WaitTimeout
 from unohil.harness.outcome import Outcome, worst
+from unohil.harness.run.buttons import beyond_the_unit, unit_names
 from unohil.harness.run.judge import Anchors, compare_races, judge, pattern_matches
 from unohil.harness.run.prompts import Answer, Prompt, PromptHook, answer_text
 from unohil.harness.rig.unit import RigUnitDriver, unplayable
@@ -82,10 +83,17 @@ class Runner:
             log.info("%s: skip %r: %s", self.d.name, sc.name, res.error)
             return res
         log.info("%s: scenario %r (%s:%d), %d race(s)", self.d.name, sc.name, sc.file, sc.line, len(sc.races))
+        # races written for a base with other buttons: skipped, each saying why; all of them, the scenario
+        beyond = {env["race"]: why for env in sc.races if (why := beyond_the_unit(sc, env, self._players()))}
+        if beyond and len(beyond) == len(sc.races):
+            res.status, res.error, res.applicable = Outcome.SKIP, next(iter(beyond.values())), False
+            return res
         for env in sc.races:
-            if self.d.link_down is not None:
+            if self.d.link_down is not None and env["race"] not in beyond:
                 self._recover()         # once per race while the link stays down, without waiting
-            if self.d.link_down is not None:
+            if env["race"] in beyond:
+                race = RaceResult(env["race"], env, status=Outcome.SKIP, error=beyond[env["race"]])
+            elif self.d.link_down is not None:
                 race = RaceResult(env["race"], env, status=Outcome.LINK_ERROR, error=f"not run: {self.d.link_down}")
             else:
                 race = self._race_guarded(sc, env)
@@ -119,6 +127,9 @@ class Runner:
         res.health = self.d.health.minus(health0)
         res.wall_s = time.perf_counter() - t0
         return res
+
+    def _players(self) -> int | None:
+        return self.d.identity.players if self.d.identity is not None else None
 
     def _why_not(self, sc: Scenario) -> tuple[str, bool] | None:
         """Why this unit cannot run the scenario, and whether the scenario applies to it at all
@@ -424,7 +435,7 @@ class Runner:
             return []
         if step.action == "physical":
             return [(unit.inputs[name], *unit.switches[name][position], t) for name, position in step.switches.items()]
-        named = [unit.inputs[n.name(env)] for n in step.names]
+        named = [unit.inputs[n.name(env | unit_names(self.d.kind, self._players()))] for n in step.names]
         if step.action == "hold":
             dur = expr.evaluate(step.hold_for, env)
             value = step.value | sum(1 << i for i in named)

@@ -13,6 +13,9 @@ from unohil.harness.scenarios.units import RIG_ANCHORS
 
 #: The repetition index of a step repeated with times (0, 1, ...): a name its input names may use.
 REP = "rep"
+#: The unit's Player buttons (IDENTITY.players, a Flash base's 2 to 8): a name its input names may use,
+#: known once the unit is ('player_{unit_players}': the first button the base does not have).
+UNIT_PLAYERS = "unit_players"
 
 @dataclass(frozen=True)
 class TimeSpec:
