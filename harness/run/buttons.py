@@ -14,9 +14,11 @@ def unit_names(kind: str, players: int | None) -> dict[str, int]:
     return {UNIT_PLAYERS: players} if UNITS[kind].roles is not None and players is not None else {}
 
 
-def beyond_the_unit(sc: Scenario, env: dict[str, int], players: int | None) -> str | None:
-    """Why this race cannot run on a base with `players` Player buttons (None if it can): a step names a
-    button the base does not have, or an input name that is no input there, and does not expect a refusal."""
+def beyond_the_unit(sc: Scenario, env: dict[str, int], players: int | None) -> tuple[str, bool] | None:
+    """Why this race cannot run on a base with `players` Player buttons, and whether it applies to such a base
+    (None if it can run): a step presses a button the base does not have and does not expect a refusal (the
+    same rules on a bigger base: applies, left unchecked here), or names an input the base has none of
+    (player_{unit_players} on a base of 8: nothing of the kind to check on it)."""
     unit = UNITS[sc.unit]
     if unit.roles is None or players is None:
         return None
@@ -32,8 +34,8 @@ def beyond_the_unit(sc: Scenario, env: dict[str, int], players: int | None) -> s
             if name not in unit.inputs:
                 return (f"the step at line {st.line} ({st.text}) names {name} on this base of {players} Player "
                         f"buttons (IDENTITY.players), which is no input of the {sc.unit} unit: a race for "
-                        f"another base")
+                        f"another base"), False
             if name in buttons and buttons.index(name) >= players and st.expect != "refused":
                 return (f"the step at line {st.line} ({st.text}) presses {name}, a button this base does not have: "
-                        f"it has {players} Player buttons (IDENTITY.players); the race is for a bigger base")
+                        f"it has {players} Player buttons (IDENTITY.players); the race is for a bigger base"), True
     return None

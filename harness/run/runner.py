@@ -86,13 +86,13 @@ class Runner:
         # races written for a base with other buttons: skipped, each saying why; all of them, the scenario
         beyond = {env["race"]: why for env in sc.races if (why := beyond_the_unit(sc, env, self._players()))}
         if beyond and len(beyond) == len(sc.races):
-            res.status, res.error, res.applicable = Outcome.SKIP, next(iter(beyond.values())), False
+            res.status, (res.error, res.applicable) = Outcome.SKIP, next(iter(beyond.values()))
             return res
         for env in sc.races:
             if self.d.link_down is not None and env["race"] not in beyond:
                 self._recover()         # once per race while the link stays down, without waiting
             if env["race"] in beyond:
-                race = RaceResult(env["race"], env, status=Outcome.SKIP, error=beyond[env["race"]])
+                race = RaceResult(env["race"], env, status=Outcome.SKIP, error=beyond[env["race"]][0])
             elif self.d.link_down is not None:
                 race = RaceResult(env["race"], env, status=Outcome.LINK_ERROR, error=f"not run: {self.d.link_down}")
             else:
