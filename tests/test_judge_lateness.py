@@ -10,23 +10,13 @@ from unohil.harness import Driver
 from unohil.harness.run.runner import Runner
 from unohil.harness.scenarios.load import loads
 
+from test_harness_scenarios import GOOD
+
 LAG = 2000
 # A 2 s countdown; A presses 180 ms after green, B 500 us after A: a tie, the line decides at A + 250 ms.
-SCENARIO = """
-name: t
-unit: showdown
-config: {countdown_min_us: 2000000, countdown_max_us: 2000000}
-steps:
-  - load: 2
-  - press: timer
-    at: start + 1000
-  - press: paddle_a
-    at: ANCHOR + OFFSET_A
-  - press: paddle_b
-    at: previous + 500
-expect:
-  verdict: {FIELD}
-"""
+SCENARIO = GOOD.replace("seed: 5\n", "").replace("at: green + 180000", "at: ANCHOR + OFFSET_A\n  - press: paddle_b\n"
+                                                     "    at: previous + 500").replace(
+    "verdict: {loser: b, reason: first_press, reaction_a_us: 180000}", "verdict: {FIELD}")
 EXACT = {"ANCHOR": "countdown_start", "OFFSET_A": "2180000"}
 TIMER = {"ANCHOR": "green", "OFFSET_A": "180000"}
 

@@ -7,6 +7,8 @@ from unohil.harness import Driver
 from unohil.harness.run.runner import Runner
 from unohil.harness.scenarios.load import loads
 
+from test_harness_scenarios import GOOD
+
 # One press, or two, on a launcher that never fires (fire_base_permille 0): one LA_RESULT per press.
 CASES = """
 name: one verdict per press
@@ -48,16 +50,8 @@ def test_a_race_of_a_case_still_fails_without_its_verdicts():
 
 
 # A config step between two games, and no top-level config: the first game runs on the defaults.
-MID_RACE_CONFIG = """
-name: a countdown changed mid-race
-unit: showdown
-steps:
-  - load: 2
-  - press: timer
-    at: start + 1000
-  - press: paddle_a
-    at: green + 180000
-  - config: {countdown_min_us: 3000000, countdown_max_us: 3000000}
+MID_RACE_CONFIG = GOOD.replace("seed: 5\nconfig: {countdown_min_us: 2000000, countdown_max_us: 2000000}\n", "").replace(
+    "expect:\n", """  - config: {countdown_min_us: 3000000, countdown_max_us: 3000000}
     at: verdict + 100000
   - load: 2
     at: previous + 100000
@@ -66,8 +60,8 @@ steps:
   - press: paddle_a
     at: next green + 180000
 expect:
-  verdicts: [{loser: b}, {loser: b, green_us: countdown_start + 3000000}]
-"""
+""").replace("verdict: {loser: b, reason: first_press, reaction_a_us: 180000}",
+             "verdicts: [{loser: b}, {loser: b, green_us: countdown_start + 3000000}]")
 
 
 def test_a_config_step_on_a_unit_without_config_set_is_a_skip_saying_why():

@@ -10,21 +10,12 @@ from unohil.harness.scenarios.load import loads
 from unohil.protocol import Frame, catalogue as cat, msg
 
 from test_conform import _virtual
+from test_harness_scenarios import GOOD
 
 # B wins alone; the scenario names neither press_a_us nor reaction_a_us.
-B_ALONE = """
-name: B alone
-unit: showdown
-config: {countdown_min_us: 2000000, countdown_max_us: 2000000}
-steps:
-  - load: 2
-  - press: timer
-    at: start + 1000
-  - press: paddle_b
-    at: countdown_start + 2200000
-expect:
-  verdict: {loser: a, reason: first_press, reaction_b_us: 200000}
-"""
+B_ALONE = GOOD.replace("seed: 5\n", "").replace("paddle_a\n    at: green + 180000", "paddle_b\n    at: countdown_start + 2200000") \
+    .replace("verdict: {loser: b, reason: first_press, reaction_a_us: 180000}",
+             "verdict: {loser: a, reason: first_press, reaction_b_us: 200000}")
 
 
 class ReactionWithoutPress(Device):
