@@ -263,6 +263,13 @@ class WrongStateWithoutState(Firmware):
         return msg.NAK(f.seq, m.ID, ERROR.wrong_state, 0) if reply == ERROR.wrong_state else reply
 
 
+class StatusStateZero(Firmware):
+    """Answers STATUS with state 0 whatever state it is in (a field never filled in); its NAKs are right."""
+
+    def _status_get(self, f, m, t):
+        return super()._status_get(f, m, t)._replace(state=0)
+
+
 class RefusedLoadAddsCards(Firmware):
     """Refuses loading during the countdown (wrong_state), and puts the cards in the tray all the same."""
 
@@ -673,6 +680,11 @@ MUTANTS = [
     Mutant(WrongStateWithoutState, "commands.input_refused", "NAK wrong_state detail 0, expected 1", kind="flash"),
     Mutant(WrongStateWithoutState, "commands.input_refused", "NAK wrong_state detail 0, expected 2"),
     Mutant(RefusedLoadAddsCards, "commands.input_refused", "the unit sent SD_CARDS"),
+    # the NAK's detail is right and STATUS is not: the message blames STATUS, in each check that reads its state
+    Mutant(StatusStateZero, "commands.input_refused",
+           "STATUS.state 0, but the unit's last STATE event says 2: STATUS misreports the unit's state",
+           also=(("commands.input_value_not_taken", "STATUS.state 0, but the unit's last STATE event says 1"),
+                 ("config.config_busy", "STATUS.state 0, but the unit's last STATE event says 2"))),
     Mutant(EveryRefusalWrongState, "commands.input_refused_value", "expected NAK bad_value, got NAK wrong_state",
            also=(("commands.input_value_not_taken", "expected NAK bad_value, got NAK wrong_state"),)),
     Mutant(InputHandlerLeftIn, "commands.unsupported", "expected NAK unsupported, got ACK",

@@ -115,6 +115,21 @@ class Wire:
             raise Fail(f"{m.NAME} answered {show(r)}, expected {expect}")
         return r
 
+    def status(self):
+        """STATUS, its state checked first against the last STATE event the unit sent before it (since its
+        last boot): both say where the unit is, so a check that compares something else with STATUS.state
+        blames STATUS, not the thing compared, when STATUS is the one that disagrees."""
+        r = self.command(msg.STATUS_GET(), expect="STATUS")
+        at = max(i for i, f in enumerate(self.frames) if f is r)
+        for f in reversed(self.frames[self.origin:at]):
+            if f.msg.NAME == "BOOT":
+                break
+            if f.msg.NAME == "STATE" and id(f) not in self.resent:
+                expect(r.msg.state == f.msg.state, f"STATUS.state {r.msg.state}, but the unit's last STATE event "
+                                                   f"says {f.msg.state}: STATUS misreports the unit's state")
+                break
+        return r.msg
+
     def nak(self, m, error: str, detail: int | None = 0) -> Frame:
         r = self.command(m)
         expect_nak(r, m.ID, r.msg.cmd_seq, error, detail, what=m.NAME)

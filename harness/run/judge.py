@@ -4,6 +4,7 @@ from __future__ import annotations
 from unohil.protocol import Frame, catalogue as cat, devtime
 
 from unohil.harness.outcome import Outcome
+from unohil.harness.run.lateness import Slack, allowed, slack_for
 from unohil.harness.scenarios import expr, roles as rl
 from unohil.harness.scenarios.model import EventPattern, Expectation, Matcher, RoleMatcher, Scenario, Step, TimeMatcher
 from unohil.harness.scenarios.units import UNITS
@@ -45,6 +46,7 @@ def judge(sc: Scenario, env: dict, race, events: list[Frame], scheduled: list[tu
     runs = [unit.with_defaults(c) for c in configs or [sc.config]]
     fails.extend(early_timers(events, unit, {k: min(c[k] for c in runs) for k in runs[0]}))
     fails.extend(early_verdicts(verdict_frames, unit))
+    fails.extend(inconsistent_verdicts(verdict_frames, unit))
     for step, inp, edge, at in scheduled:
         if step.expect is None:
             continue
@@ -61,11 +63,15 @@ def judge(sc: Scenario, env: dict, race, events: list[Frame], scheduled: list[tu
             fails.append(f"{where}: refused with {ERROR_NAMES.get(f.msg.detail, f.msg.detail)}, expected "
                          f"{ERROR_NAMES.get(step.error)}")
     anchors = Anchors(unit, events, start, env)
+    # Host-timed presses land where the host managed to put them: a time or reaction counts from the
+    # press as it landed, so it may be off by the race's measured timing error, no more.
+    host = max((abs(e) for e in race.timing_errors_us), default=0)
+    slacks = slack_for(sc, unit, scheduled, host, late, verdict_frames)
     for exp in sc.expectations:
         if exp.when is not None and not expr.evaluate(exp.when, env):
             continue
         prefix = f"[when {exp.when_text}] " if exp.when is not None else ""
-        fails.extend(prefix + x for x in _check(exp, unit, events, verdict_frames, race, late, anchors))
+        fails.extend(prefix + x for x in _check(exp, unit, events, verdict_frames, race, slacks, anchors))
     if fails:
         race.status = Outcome.FAIL
     race.unit = unit
@@ -192,6 +198,29 @@ def early_verdicts(verdicts: list[Frame], unit) -> list[str]:
     return out
 
 
+def inconsistent_verdicts(verdicts: list[Frame], unit) -> list[str]:
+    """A verdict that contradicts itself, whatever the scenario expects of it. PR-2 (SPEC 1.2): press_a_us
+    and press_b_us "each is none exactly when its reaction_a_us / reaction_b_us is NONE_I32", told apart
+    by _time_is_none as everywhere else; and a reaction that is set counts from the scheduled time the
+    verdict carries, "reaction_x_us = press_x_us - green_us" (SPEC 3.1, 7.3), a press at 0xFFFFFFFF too."""
+    out = []
+    scheduled = next(iter(unit.scheduled_times.values()), None)     # SD_VERDICT.green_us
+    for i, v in enumerate(verdicts):
+        for press, reaction in unit.optional_times.items():
+            p, r = getattr(v.msg, press), getattr(v.msg, reaction)
+            if p == cat.NONE_U32 and _time_is_none(v, press, unit):
+                continue
+            if r == cat.NONE_I32:
+                out.append(f"{unit.verdict}[{i}]: {press} {p:#010x} is a time but {reaction} is none: they are none "
+                           f"together (SPEC PR-2)")
+            elif scheduled is not None and r != devtime.diff(p, getattr(v.msg, scheduled)):
+                out.append(f"{unit.verdict}[{i}]: {reaction} {r}, but {press} - {scheduled} = "
+                           f"{devtime.diff(p, getattr(v.msg, scheduled))}" + (
+                               f" ({press} 0xffffffff with its {reaction} set is a press at that device time, "
+                               f"SPEC PR-2)" if p == cat.NONE_U32 else "") + " (SPEC 7.3)")
+    return out
+
+
 def _find_input(seen: list[Frame], inp: int, edge: str, at: int, host_timed: bool, placement_us: int = 0
                 ) -> Frame | None:
     """The unit's report of a stimulus scheduled at device time at: a host-timed INPUT's nearest report;
@@ -267,7 +296,7 @@ class Anchors:
         return None if chosen is None else chosen.dev_us + expr.evaluate(spec.offset, self.env)
 
 
-def _time_field(f: Frame, name: str, m: TimeMatcher, unit, anchors: Anchors | None, tolerance: int) -> str | None:
+def _time_field(f: Frame, name: str, m: TimeMatcher, unit, anchors: Anchors | None, slack: Slack) -> str | None:
     """Why a device-time field does not match a time given from anchors (None if it does)."""
     v = getattr(f.msg, name)
     if v == cat.NONE_U32 and name in unit.optional_times and _time_is_none(f, name, unit):
@@ -279,33 +308,37 @@ def _time_field(f: Frame, name: str, m: TimeMatcher, unit, anchors: Anchors | No
         return f"{name}: expected {m.describe()}, but the race had no {unit.anchors[missing[0]]} ({missing[0]})"
     lo, hi = m.bounds(lambda s: anchors.time(s, f))
     got = f.dev_us + devtime.diff(v, f.time_us)
-    if (lo is not None and got < lo - tolerance) or (hi is not None and got > hi + tolerance):
+    below = slack.time(name, m.lo)[0] if m.lo is not None else 0
+    above = slack.time(name, m.hi)[1] if m.hi is not None else 0
+    if (lo is not None and got < lo - below) or (hi is not None and got > hi + above):
         want = lo if lo == hi else None
         rel = f" ({got - want:+d} us)" if want is not None else ""
-        return (f"{name}: expected {m.describe()}" + (f" (within the {tolerance} us the host's presses were off)"
-                                                      if tolerance else "")
+        return (f"{name}: expected {m.describe()}" + allowed(below, above)
                 + f", got {got - anchors.start} us from the start{rel}")
     return None
 
 
-def _match_fields(f: Frame, fields: dict[str, Matcher | RoleMatcher | TimeMatcher], tolerance: int = 0, unit=None,
-                  roles: rl.RoleMap | None = None, anchors: Anchors | None = None) -> list[str]:
-    """Fields that do not match; reaction times may be off by tolerance (see _check); a field given
+def _match_fields(f: Frame, fields: dict[str, Matcher | RoleMatcher | TimeMatcher], slack: Slack | None = None,
+                  unit=None, roles: rl.RoleMap | None = None, anchors: Anchors | None = None) -> list[str]:
+    """Fields that do not match; device times and reactions may be off by the verdict's slack (SPEC PR-1,
+    harness/run/lateness.py; none for other events); a field given
     by role is matched against the players the roles in force at the event (roles) stand for; a
     device time given from an anchor, against the anchors at the event."""
     bad = []
+    slack = slack or Slack()
     for name, m in fields.items():
         v = getattr(f.msg, name)
         if isinstance(m, TimeMatcher):
-            why = _time_field(f, name, m, unit, anchors, tolerance)
+            why = _time_field(f, name, m, unit, anchors, slack)
             if why is not None:
                 bad.append(why)
         elif isinstance(m, RoleMatcher):
             if v not in m.values(roles):
                 who = roles.role_of(v) if roles is not None and not m.mask else None
                 bad.append(f"{name}: expected {m.describe(roles)}, got {v}" + (f" ({who})" if who else ""))
-        elif not m.check(v, tolerance if name.startswith("reaction_") else 0, anchors.env if anchors else None):
-            bad.append(f"{name}: expected {m.describe(anchors.env if anchors else None)}, got {v}")
+        elif not m.check(v, tol := slack.reaction(name) if name.startswith("reaction_") else (0, 0),
+                         anchors.env if anchors else None):
+            bad.append(f"{name}: expected {m.describe(anchors.env if anchors else None)}{allowed(*tol)}, got {v}")
         elif unit is not None and v == cat.NONE_U32 and name in unit.optional_times \
                 and not _time_is_none(f, name, unit) and m.kind in ("eq", "any") and cat.NONE_U32 in m.values:
             bad.append(f"{name}: expected {m.describe()}, got a time, {v} (its {unit.optional_times[name]} is set)")
@@ -334,20 +367,15 @@ def _uses_roles(fields) -> bool:
     return any(isinstance(m, RoleMatcher) for m in fields.values())
 
 
-def _check(exp: Expectation, unit, events: list[Frame], verdicts: list[Frame], race, late: list[int],
+def _check(exp: Expectation, unit, events: list[Frame], verdicts: list[Frame], race, slacks: list[Slack],
            anchors: Anchors | None = None) -> list[str]:
     out: list[str] = []
-    # Host-timed presses land where the host managed to put them: a reaction counts from the
-    # press as it landed, so it may be off by the race's measured timing error, no more.
-    tol = max((abs(e) for e in race.timing_errors_us), default=0)
-    # A press anchored on a timer event the unit stamped late lands late by as much (PR-1).
-    late = late or [0]
     roles = _Roles(unit, events, race.start_dev_us)
     if exp.verdicts:
         if len(verdicts) != len(exp.verdicts):
             out.append(f"expected {len(exp.verdicts)} {unit.verdict} event(s), got {len(verdicts)}")
         for i, (want, f) in enumerate(zip(exp.verdicts, verdicts)):
-            bad = _match_fields(f, want, tol + (late[i] if i < len(late) else 0), unit, roles.at(f), anchors)
+            bad = _match_fields(f, want, slacks[i], unit, roles.at(f), anchors)
             for b in bad:
                 out.append(f"verdict[{i}].{_describe_named(b, f, unit)}")
             if bad and _uses_roles(want):
@@ -385,7 +413,6 @@ def _check(exp: Expectation, unit, events: list[Frame], verdicts: list[Frame], r
             out.append(f"latency.{name}: expected {m.describe(race.env)} us, got {v} us")
     if exp.reaction and verdicts:
         v = verdicts[-1].msg
-        rtol = tol + late[-1]
         at_verdict = roles.at(verdicts[-1])
         for who, m in exp.reaction.items():
             key, who = _cast_reaction(who, at_verdict)
@@ -394,9 +421,8 @@ def _check(exp: Expectation, unit, events: list[Frame], verdicts: list[Frame], r
                 out.append(f"reaction.{who}: the game has no such player ({_describe_roles(at_verdict)})")
             elif val is None:
                 out.append(f"reaction.{who}: the verdict has no such reaction time")
-            elif not m.check(val, rtol, race.env):
-                out.append(f"reaction.{who}: expected {m.describe(race.env)} us" + (f" (within the {rtol} us the "
-                           f"host's presses were off)" if rtol else "") + f", got {val} us")
+            elif not m.check(val, tol := slacks[-1].reaction(f"reaction_{key}_us"), race.env):
+                out.append(f"reaction.{who}: expected {m.describe(race.env)} us{allowed(*tol)}, got {val} us")
     elif exp.reaction:
         out.append("reaction times expected but no verdict arrived")
     return out

@@ -20,6 +20,7 @@ from unohil.protocol import Frame, catalogue as cat
 
 from unohil.harness.errors import DeviceReset, HarnessError, LateStimulus, LinkError, Nak, ScheduleError, WaitTimeout
 from unohil.harness.outcome import Outcome, worst
+from unohil.harness.run.buttons import beyond_the_unit, unit_names
 from unohil.harness.run.judge import Anchors, compare_races, judge, pattern_matches
 from unohil.harness.run.prompts import Answer, Prompt, PromptHook, answer_text
 from unohil.harness.rig.unit import RigUnitDriver, unplayable
@@ -82,10 +83,17 @@ class Runner:
             log.info("%s: skip %r: %s", self.d.name, sc.name, res.error)
             return res
         log.info("%s: scenario %r (%s:%d), %d race(s)", self.d.name, sc.name, sc.file, sc.line, len(sc.races))
+        # races written for a base with other buttons: skipped, each saying why; all of them, the scenario
+        beyond = {env["race"]: why for env in sc.races if (why := beyond_the_unit(sc, env, self._players()))}
+        if beyond and len(beyond) == len(sc.races):
+            res.status, (res.error, res.applicable) = Outcome.SKIP, next(iter(beyond.values()))
+            return res
         for env in sc.races:
-            if self.d.link_down is not None:
+            if self.d.link_down is not None and env["race"] not in beyond:
                 self._recover()         # once per race while the link stays down, without waiting
-            if self.d.link_down is not None:
+            if env["race"] in beyond:
+                race = RaceResult(env["race"], env, status=Outcome.SKIP, error=beyond[env["race"]][0])
+            elif self.d.link_down is not None:
                 race = RaceResult(env["race"], env, status=Outcome.LINK_ERROR, error=f"not run: {self.d.link_down}")
             else:
                 race = self._race_guarded(sc, env)
@@ -120,6 +128,9 @@ class Runner:
         res.wall_s = time.perf_counter() - t0
         return res
 
+    def _players(self) -> int | None:
+        return self.d.identity.players if self.d.identity is not None else None
+
     def _why_not(self, sc: Scenario) -> tuple[str, bool] | None:
         """Why this unit cannot run the scenario, and whether the scenario applies to it at all
         (False: it is written for another variant); None if it can run it."""
@@ -142,8 +153,7 @@ class Runner:
             variant = all(need.removeprefix("no ") in cat.UNITS[d.kind].variants for need in unmet)
             return f"needs a unit with {', '.join(unmet)}; {d.url} is not one", not variant
         if not d.has_cap("config_set"):
-            wanted = [k for k, v in sc.config.items() if v != cat.PARAMS_BY_NAME[k].default]
-            wanted += ["rng_seed"] if sc.seed is not None else []
+            wanted = sc.parameters_set() + (["rng_seed"] if sc.seed is not None else [])
             if wanted:
                 return f"needs capability config_set to set {', '.join(wanted)}, which {d.url} does not have", True
         if sc.timing == "exact" and self.host_timed:
@@ -278,7 +288,7 @@ class Runner:
             else:
                 if step.until is not None:
                     self._until_after_cap(step, t, count, last_t, events, sc)
-        n_verdicts = sc.verdict_count
+        n_verdicts = sc.verdict_count(env)
         verdict_name = unit.verdict
         got = [f for f in events if f.msg.NAME == verdict_name]
         deadline_note = f"{n_verdicts} {verdict_name} event(s) of scenario {sc.name!r}"
@@ -425,7 +435,7 @@ class Runner:
             return []
         if step.action == "physical":
             return [(unit.inputs[name], *unit.switches[name][position], t) for name, position in step.switches.items()]
-        named = [unit.inputs[n.name(env)] for n in step.names]
+        named = [unit.inputs[n.name(env | unit_names(self.d.kind, self._players()))] for n in step.names]
         if step.action == "hold":
             dur = expr.evaluate(step.hold_for, env)
             value = step.value | sum(1 << i for i in named)
@@ -569,7 +579,9 @@ class Runner:
         the new values."""
         self._wait_time(t, events)
         try:
-            self.d.apply_config(step.config)
+            # a unit without config_set runs only a step that changes nothing (_why_not): nothing to send
+            if self.d.has_cap("config_set"):
+                self.d.apply_config(step.config)
         except Nak as exc:      # the unit's refusal (wrong_state: not idle) fails the race, naming the step
             raise _Missing(f"the step at line {step.line} ({step.text} at {t - race.start_dev_us} us): {exc}") \
                 from None

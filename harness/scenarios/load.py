@@ -20,8 +20,8 @@ from unohil.protocol import catalogue as cat, devtime
 
 from unohil.harness.errors import Problem, ScenarioError
 from unohil.harness.scenarios import expr, roles as rl
-from unohil.harness.scenarios.model import (REP, Comparison, EventPattern, Expectation, Matcher, NameTemplate, RoleMatcher,
-                                     Scenario, Step, TimeMatcher, TimeSpec)
+from unohil.harness.scenarios.model import (REP, UNIT_PLAYERS, Comparison, EventPattern, Expectation, Matcher,
+    NameTemplate, RoleMatcher, Scenario, Step, TimeMatcher, TimeSpec)
 from unohil.harness.scenarios.units import RIG_ANCHORS, UNITS, UnitVocab
 
 BUILTIN_ANCHORS = ("start", "previous")
@@ -29,7 +29,10 @@ BUILTIN_ANCHORS = ("start", "previous")
 #: if not this one), so no sweep variable may take such a name.
 ALL_ANCHORS = frozenset(BUILTIN_ANCHORS).union(*(u.anchors for u in cat.UNITS.values()), *RIG_ANCHORS.values())
 #: Other names the language gives a meaning: the race index, "next green", the functions, Python's keywords.
-RESERVED_NAMES = frozenset({"race", "rep", "next", "abs", "max", "min"}) | frozenset(keyword.kwlist)
+RESERVED_NAMES = frozenset({"race", "rep", "next", "abs", "max", "min", UNIT_PLAYERS}) | frozenset(keyword.kwlist)
+#: The fewest Player buttons a base has (SPEC 8, 4.2: IDENTITY.players 2 to 8): the value unit_players is
+#: validated with; on a base where the name is no input, the runner skips the race, saying so.
+FEWEST_PLAYERS = 2
 
 
 # Caps: validation does work bounded by these, each checked before the work it bounds (docs/scenarios.md).
@@ -667,7 +670,9 @@ def _buttons_pressed(st: Step, unit: UnitVocab | None, races: list[dict[str, int
     if st.names:
         everywhere = None
         for env in races:
-            mine = {t.name(env | {REP: k}) for t in st.names for k in range(st.count(env))}
+            # a name from the unit's own count is known at run time only: it registers no one known here
+            mine = {t.name(env | {REP: k}) for t in st.names if UNIT_PLAYERS not in t.names()
+                    for k in range(st.count(env))}
             everywhere = mine if everywhere is None else everywhere & mine
         named |= (everywhere or set()) & set(unit.roles.buttons)
     return named
@@ -777,11 +782,15 @@ def _template(v: _Validator, node: yaml.Node, key: str, text: str, unit: UnitVoc
     def check(env: dict[str, int], k: int, n: int, name: str) -> str | None:
         if name in unit.inputs:
             return None
-        return (f"{text!r} is {name!r} (with {_env_text(env)}{f', rep={k}' if n > 1 else ''}), "
+        return (f"{text!r} is {name!r} (with {_env_text(env)}{f', rep={k}' if n > 1 else ''}"
+                f"{f', {UNIT_PLAYERS}={FEWEST_PLAYERS}' if UNIT_PLAYERS in text else ''}), "
                 f"not an input of the {unit.kind} unit; it has: {', '.join(unit.inputs)}")
-    return _braced(v, node, key, text, variables | {"race", REP},
-                   f"the sweep variables ({', '.join(sorted(variables - {'race'})) or 'none'}), race and rep (the repetition)",
-                   races, counts, check)
+    # a unit with Player buttons says how many it has (IDENTITY.players): known at run time
+    own = {UNIT_PLAYERS} if unit.roles is not None else set()
+    return _braced(v, node, key, text, variables | {"race", REP} | own,
+                   f"the sweep variables ({', '.join(sorted(variables - {'race'})) or 'none'}), race and rep (the "
+                   f"repetition)" + (f", and {UNIT_PLAYERS} (the base's Player buttons)" if own else ""),
+                   races, counts, check, {n: FEWEST_PLAYERS for n in own})
 
 
 def _braced(v: _Validator, node: yaml.Node, key: str, text: str, names: set[str], may_use: str,

@@ -6,11 +6,16 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from unohil.protocol import catalogue as cat
+
 from unohil.harness.scenarios import expr
 from unohil.harness.scenarios.units import RIG_ANCHORS
 
 #: The repetition index of a step repeated with times (0, 1, ...): a name its input names may use.
 REP = "rep"
+#: The unit's Player buttons (IDENTITY.players, a Flash base's 2 to 8): a name its input names may use,
+#: known once the unit is ('player_{unit_players}': the first button the base does not have).
+UNIT_PLAYERS = "unit_players"
 
 @dataclass(frozen=True)
 class TimeSpec:
@@ -33,15 +38,17 @@ class Matcher:
     hi: int | None = None
     label: str = ""
 
-    def check(self, v: Any, tolerance: int = 0, env: dict[str, int] | None = None) -> bool:
-        """Whether v matches; a number may be off by tolerance (a host-timed press's measured error).
-        An expression (kind expr: 'players') is worked out in the race's variables, env."""
+    def check(self, v: Any, tolerance: int | tuple[int, int] = 0, env: dict[str, int] | None = None) -> bool:
+        """Whether v matches; a number may be off by tolerance (a host-timed press's measured error), or
+        by (below, above): v as far as below under the expected value and above over it (a timer's lateness
+        goes one way). An expression (kind expr: 'players') is worked out in the race's variables, env."""
         if self.kind == "expr":
             return self.at(env or {}).check(v, tolerance)
-        if tolerance and isinstance(v, int):
+        below, above = tolerance if isinstance(tolerance, tuple) else (tolerance, tolerance)
+        if (below or above) and isinstance(v, int):
             if self.kind in ("eq", "any"):
-                return any(isinstance(x, int) and abs(v - x) <= tolerance for x in self.values)
-            return (self.lo is None or v >= self.lo - tolerance) and (self.hi is None or v <= self.hi + tolerance)
+                return any(isinstance(x, int) and x - below <= v <= x + above for x in self.values)
+            return (self.lo is None or v >= self.lo - below) and (self.hi is None or v <= self.hi + above)
         if self.kind == "eq":
             return v == self.values[0]
         if self.kind == "any":
@@ -237,9 +244,23 @@ class Scenario:
                     None)
         return None if seen is None else f"a step counts from what the rig sees ({seen})"
 
-    @property
-    def verdict_count(self) -> int:
-        return max([self.min_verdicts] + [len(e.verdicts) for e in self.expectations])
+    def verdict_count(self, env: dict[str, int]) -> int:
+        """How many verdicts a race with the variables env must bring: the most that its expectations ask
+        for, counting only the cases whose when holds in it (another case's list is another race's)."""
+        return max([self.min_verdicts] + [len(e.verdicts) for e in self.expectations
+                                          if e.when is None or expr.evaluate(e.when, env)])
+
+    def parameters_set(self) -> list[str]:
+        """The parameters a race changes with CONFIG_SET (so a unit without config_set cannot run it): the
+        top-level config's away from the defaults, then each config step's away from what is in force then."""
+        in_force = {name: p.default for name, p in cat.PARAMS_BY_NAME.items()}
+        wanted = [k for k, v in self.config.items() if v != in_force[k]]
+        in_force.update(self.config)
+        for st in self.steps:
+            if st.action == "config":
+                wanted += [k for k, v in st.config.items() if v != in_force[k] and k not in wanted]
+                in_force.update(st.config)
+        return wanted
 
     @property
     def id(self) -> str:

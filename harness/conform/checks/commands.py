@@ -141,7 +141,7 @@ def _refusal(cs, steps, error: str):
     with changes_nothing(w, f"INPUTs refused as {error}", owed):
         r = cs.apply(steps[-1:])
         expect_nak(r, msg.INPUT.ID, r.msg.cmd_seq, error, None, what)
-    state = w.command(msg.STATUS_GET(), expect="STATUS").msg.state
+    state = w.status().state
     expect_nak(r, msg.INPUT.ID, r.msg.cmd_seq, error, state if error == "wrong_state" else 0, what)
     seen = w.wait(owed, REPLY_TIMEOUT_US, n)
     expect(seen is not None, "no INPUT_SEEN (refused) after the NAK")

@@ -86,7 +86,7 @@ def config_busy(cs):
     try:
         r = cs.apply(cs.recipe["busy"])
         expect(r.msg.NAME == "ACK", f"the last input to leave the idle states answered {show(r)}")
-        state = w.command(msg.STATUS_GET(), expect="STATUS").msg.state
+        state = w.status().state
         w.command(msg.CONFIG_GET(param=p.id), expect="CONFIG_VALUE")       # reading is always allowed
         other = p.min if was != p.min else p.max
         w.nak(msg.CONFIG_SET(param=p.id, value=other), "wrong_state", state)

@@ -48,7 +48,7 @@ def reset_new_game(cs):
     if cs.has("test_mode"):
         w.command(msg.INJECT(at_us=far, input=cs.input_id(name), action=ACTION[action], value=value),
                   expect="ACK")
-    st0 = w.command(msg.STATUS_GET(), expect="STATUS").msg
+    st0 = w.status()
     n = len(w.frames)
     r = w.command(msg.RESET(mode=0), expect="ACK")
     expect(r.msg.value == 0, f"RESET's ACK value {r.msg.value}")
