@@ -46,12 +46,16 @@ FOLDERS = ("protocol", "emulator", "harness")
 
 
 def test_pyproject_lists_every_package_folder_under_unohil():
-    """A new sub-folder with an __init__.py is installed only if pyproject lists it."""
+    """A new sub-folder with an __init__.py is installed only if pyproject lists it. Besides the code,
+    unohil.library: the scenario library as package data, from fixtures/ (no code of its own)."""
     import tomllib
-    listed = set(tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
+    setuptools = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
+    listed = set(setuptools["packages"])
     found = {"unohil." + ".".join(init.parent.relative_to(ROOT).parts)
              for folder in FOLDERS for init in (ROOT / folder).rglob("__init__.py")}
-    assert listed == found
+    assert listed == found | {"unohil.library"}
+    assert setuptools["package-dir"]["unohil.library"] == "fixtures"
+    assert not list((ROOT / "fixtures").glob("**/*.py"))
 
 
 def test_no_module_imports_the_folders_by_their_bare_names():
@@ -76,7 +80,7 @@ def test_the_wheel_installs_one_import_name_and_leaves_a_users_own_modules_alone
     wheel = build_wheel(tmp_path)
     import zipfile
     tops = {name.split("/")[0] for name in zipfile.ZipFile(wheel).namelist()}
-    assert tops == {"unohil", "uno_hil-0.1.0.dist-info", "uno_hil-0.1.0.data"}, tops
+    assert tops == {"unohil", "uno_hil-0.1.0.dist-info"}, tops     # the library is package data, inside unohil
     env_dir = tmp_path / "venv"
     venv.create(env_dir, with_pip=True)
     py = str(env_dir / "bin" / "python")

@@ -13,6 +13,7 @@
   unohil report RESULTS -o F  an HTML report of a run from its results file
   unohil export ...           races as VCD (--vcd DIR), traces as Perfetto JSON (--perfetto FILE)
   unohil schema [-o FILE]     the JSON Schema of scenario files, for editors
+  unohil library [--path P]   where the installed scenario library is and what it holds
 """
 from __future__ import annotations
 
@@ -26,12 +27,14 @@ from rich.console import Console
 
 from unohil.harness.cli import (bench, conform, emulate, export, fairness, hello, ports, record, replay, report, run,
                          schema, validate)
+from unohil.harness.cli import library
 from unohil.harness.cli.exit import Exit
 from unohil.harness.cli.signals import Interrupted, exit_for, signal_name
 from unohil.harness.errors import HarnessError, ScenarioError
 from unohil.harness.links import claim
 
 COMMANDS = (run, validate, bench, fairness, hello, emulate, ports, conform, record, replay, report, export, schema)
+COMMANDS += (library,)
 
 
 def version_text() -> str:
