@@ -17,9 +17,10 @@ import yaml
 
 from unohil.harness.cli import main
 from unohil.harness.cli.app import build_parser
-from unohil.harness.cli.plan import device_seconds
+from unohil.harness.cli.plan import device_time
 from unohil.harness.run.runner import REAL_LEAD_US, VIRTUAL_LEAD_US
 from unohil.harness.scenarios.load import loads
+from test_harness_scenarios import GOOD
 
 ROOT = Path(__file__).resolve().parent.parent
 LIBRARY = ROOT / "fixtures" / "scenarios"
@@ -155,19 +156,8 @@ def test_a_short_run_on_real_time_prints_no_estimate():
     assert "1 passed" in run.stdout and "estimated duration" not in run.stdout
 
 
-COUNTDOWN = """
-- name: a fixed countdown of {s} s, a press 180 ms after green
-  unit: showdown
-  config: {{countdown_min_us: {us}, countdown_max_us: {us}}}
-  steps:
-    - load: 2
-    - press: timer
-      at: start + 1000
-    - press: paddle_a
-      at: green + 180000
-  expect:
-    verdict: {{loser: b, reason: first_press}}
-"""
+FIXED = "countdown_min_us: 2000000, countdown_max_us: 2000000"
+assert FIXED in GOOD          # a clean win: green 2 s after the timer press, paddle A 180 ms after green
 
 
 @pytest.mark.parametrize("seconds", [3, 20])
@@ -175,9 +165,9 @@ def test_the_estimate_is_the_device_time_the_steps_take(seconds):
     """Green at start + 1 ms + the countdown, the press 180 ms later, the verdict once the tie window after it
     has passed: the estimate counts the race's own device time, whatever the countdown, plus the lead a race
     takes on a link with transit time (REAL_LEAD_US)."""
-    sc = loads(COUNTDOWN.format(s=seconds, us=seconds * 10**6))
-    got = device_seconds(sc, "showdown")
+    sc = loads(GOOD.replace(FIXED, f"countdown_min_us: {seconds * 10**6}, countdown_max_us: {seconds * 10**6}"))
+    got = device_time(sc, "showdown")[0]
     race = seconds + 0.001 + 0.18 + (REAL_LEAD_US - VIRTUAL_LEAD_US) / 1e6
     assert race <= got <= race + 0.05, got
-    assert device_seconds(sc, "flash") == 0
+    assert device_time(sc, "flash") == (0, 0)
 

@@ -33,11 +33,12 @@ def left_out(scenarios: list, kinds) -> tuple[list, str | None]:
                   f"(the devices are {have}; give scenario files to run them elsewhere)")
 
 
-def device_seconds(scenarios: list, kind: str, *, attended: bool = False) -> float:
+def device_time(scenarios: list, kind: str, *, attended: bool = False) -> tuple[float, int]:
     """The seconds one unit of kind spends on the scenarios (of that kind), as a virtual-clock emulator spends
-    them, plus the lead a race takes on a link with transit time."""
+    them, plus the lead a race takes on a link with transit time; and how many races it ran (a scenario the
+    emulator skips, e.g. one that needs a rig, counts for none)."""
     mine = [s for s in scenarios if s.unit == kind]
-    total_us = 0
+    total_us = races = 0
     with Driver.open(f"emu://{kind}?clock=virtual") as d:
         runner = Runner(d, attended=attended)
         for sc in mine:
@@ -46,28 +47,24 @@ def device_seconds(scenarios: list, kind: str, *, attended: bool = False) -> flo
             total_us += d.device_now() - t0
             if res.status is not Outcome.SKIP:
                 total_us += len(res.races) * (REAL_LEAD_US - VIRTUAL_LEAD_US)
-    return total_us / 1e6
-
-
-def estimate_seconds(scenarios: list, real_units: dict[str, int], *, attended: bool = False) -> float:
-    """How long the run takes on units that keep real time (kind -> how many of them): each kind's share spread
-    over its units, the kinds side by side."""
-    return max((device_seconds(scenarios, kind, attended=attended) / n for kind, n in real_units.items() if n),
-               default=0.0)
+                races += len(res.races)
+    return total_us / 1e6, races
 
 
 def estimate_line(scenarios: list, drivers: list, *, attended: bool = False) -> str | None:
-    """The line that says how long the run will take, when that is over SAY_ABOVE_S; None otherwise (or when the
-    estimate cannot be made: it never stops a run)."""
+    """The line that says how long the run will take on units that keep real time (each kind's share spread over
+    its units, the kinds side by side), when that is over SAY_ABOVE_S; None otherwise (or when the estimate
+    cannot be made: it never stops a run)."""
     real = Counter(d.kind for d in drivers if not d.link.virtual)
     if not real:
         return None
     try:
-        seconds = estimate_seconds(scenarios, real, attended=attended)
+        spent = {kind: device_time(scenarios, kind, attended=attended) for kind in real}
     except Exception:       # noqa: BLE001 (a dry run that fails says nothing of the real one, which goes on)
         return None
+    seconds = max(s / real[kind] for kind, (s, _) in spent.items())
     if seconds <= SAY_ABOVE_S:
         return None
-    races = sum(len(s.races) for s in scenarios if s.unit in real)
+    races = sum(n for _, n in spent.values())
     return (f"estimated duration: about {elapsed_text(seconds)} ({races} races; the scenarios' device time on "
             f"{' and '.join(f'{n} {k} unit(s)' for k, n in sorted(real.items()))} keeping real time)")
