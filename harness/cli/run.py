@@ -95,7 +95,11 @@ def main(args) -> int:
         scenarios, why = plan.left_out(scenarios, by_kind)
         if why:
             console.print(why, markup=False, highlight=False, soft_wrap=True)
-    how_long = plan.estimate_line(scenarios, rack.drivers, attended=args.attended)
+    try:
+        how_long = plan.estimate_line(scenarios, rack.drivers, attended=args.attended)
+    except BaseException:       # Ctrl-C during the dry run: the units are given back all the same
+        rack.close()
+        raise
     if how_long:
         console.print(how_long, markup=False, highlight=False, soft_wrap=True)
         console.file.flush()
