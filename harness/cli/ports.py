@@ -10,7 +10,7 @@ from rich.text import Text
 from unohil.harness.cli.exit import Exit
 from unohil.harness.errors import UsageError
 from unohil.harness.links.ports import DEFAULT_TIMEOUT_MS, scan
-from unohil.harness.report.console import print_table
+from unohil.harness.report.console import output_console, print_table
 from unohil.harness.report.files import check_writable, write_results
 from unohil.harness.text import printable
 
