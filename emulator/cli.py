@@ -71,23 +71,24 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "e.g. time_sync,config_set")
     parser.add_argument("--faults", metavar="SPEC", default=None,
                         help="a faulty line, e.g. corrupt=1e-3,dropframe=1e-3,delay=50us..2ms,seed=7 "
-                             "(every fault and what the harness guarantees under it: docs/faults.md)")
+                             "(every fault and what the harness guarantees under it: faults.md in the uno-hil docs)")
     parser.add_argument("--realtime", action="store_true",
                         help="run the serving loop at real-time priority (SCHED_FIFO) when permitted, as a "
                              "microcontroller's timer interrupt would; falls back with a warning")
     parser.add_argument("--no-rehearsal", action="store_true",
                         help="spin idle before a due time instead of replaying the game on a throwaway copy to "
-                             "keep its code in the CPU's caches (emulator/rehearsal.py)")
+                             "keep its code in the CPU's caches (unohil.emulator.rehearsal)")
     parser.add_argument("--labgrid-exporter", metavar="FILE",
                         help="with --tcp: write a labgrid exporter configuration publishing each unit as a "
-                             "NetworkSerialPort (group KIND-SERIAL), for labgrid-exporter (docs/labgrid.md)")
+                             "NetworkSerialPort (group KIND-SERIAL), for labgrid-exporter (labgrid.md in the uno-hil "
+                             "docs)")
     parser.add_argument("--connection-log", metavar="FILE",
                         help="with --tcp: append a line per client connecting or leaving (and whether it "
                              "replaced a connected one)")
     parser.add_argument("--interactive", action="store_true",
                         help="one unit on a pty, played in this terminal: its lights and state drawn live, keys "
                              "pressing its buttons as a person would (source physical); q or Ctrl-C quits "
-                             "(docs/record-replay.md)")
+                             "(record-replay.md in the uno-hil docs)")
     parser.add_argument("--path-file", metavar="FILE",
                         help="also write the units' paths or URLs to FILE, one a line, once they are served")
     parser.add_argument("--print-origin", action="store_true",

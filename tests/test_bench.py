@@ -138,3 +138,45 @@ def test_unohil_report_draws_a_bench_file_as_histograms(tmp_path):
     assert html.count('<figure data-latency="') == 4 + 5          # the launcher's four figures, the link's five
     assert 'data-kind="launcher"' in html and "verdicts: fired " in html and "http" not in html.replace(
         "http-equiv", "")
+
+
+def test_the_estimate_of_a_run_against_its_real_clock_duration(benchmark):
+    """`unohil run`'s estimate (harness/cli/plan.py) beside the wall time of the same scenarios on a real-clock
+    unit in another process over a pty, as a bench run has it. Disabled: one short scenario, a test of the
+    measuring code only; enabled: the Showdown library's scenarios of under 30 s each, in order, until their
+    estimate passes 75 s (over SAY_ABOVE_S, so the estimate would be printed), where it must be within a factor
+    1.5 of the measured duration. The whole library: docs/performance.md."""
+    import time
+    from unohil.harness.cli.plan import SAY_ABOVE_S, device_time
+    from unohil.harness.run.runner import Runner
+    from unohil.harness.scenarios.library import library_paths
+    from unohil.harness.scenarios.load import load_paths
+    library = [s for s in load_paths(library_paths("showdown")) if not s.needs_rig and "landing_sensor" not in s.needs]
+    chosen, estimate = [], 0.0
+    for sc in library:
+        seconds = device_time([sc], "showdown")[0]
+        if seconds > 30:        # a fifty-race sweep alone would make this a five-minute benchmark
+            continue
+        chosen.append(sc)
+        estimate += seconds
+        if benchmark.disabled or estimate > SAY_ABOVE_S + 15:
+            break
+    measured = {}
+    proc, path, _ = spawn_emulator()
+    try:
+        with Driver.open(path) as d:
+            def run():
+                runner, t0 = Runner(d), time.monotonic()
+                measured["statuses"] = [str(runner.run(sc).status) for sc in chosen]
+                measured["s"] = time.monotonic() - t0
+            benchmark.pedantic(run, rounds=1, iterations=1)
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+    assert set(measured["statuses"]) == {"pass"}, measured["statuses"]
+    ratio = estimate / measured["s"]
+    benchmark.extra_info.update(scenarios=len(chosen), races=sum(len(s.races) for s in chosen),
+                                estimate_s=round(estimate, 1), measured_s=round(measured["s"], 1), ratio=round(ratio, 3))
+    print(f"\nrun estimate {estimate:.1f} s, measured {measured['s']:.1f} s ({ratio:.3f}x) for {len(chosen)} scenarios")
+    if not benchmark.disabled:
+        assert 1 / 1.5 < ratio < 1.5

@@ -61,7 +61,7 @@ def test_without_a_tty_each_scenario_is_one_line_as_it_finishes_then_a_summary(t
     for sc, ln in zip(doc["scenarios"], per_scenario):
         assert ln.startswith(f"{sc['status']:<10}{sc['name']}  [showdown, ")
     one = next(ln for ln in per_scenario if ln.startswith("pass      B half a window late"))
-    assert "line_tiebreak b" in one and "proc 0 us" in one
+    assert "line_tiebreak: loser b" in one and "proc 0 us" in one
     assert "reaction a 170 ms, b 170.5 ms" in one
     assert re.search(r"^\d+ passed, 0 failed, \d+ skipped; \d+ races in ", lines[-1])
 

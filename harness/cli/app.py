@@ -13,6 +13,7 @@
   unohil report RESULTS -o F  an HTML report of a run from its results file
   unohil export ...           races as VCD (--vcd DIR), traces as Perfetto JSON (--perfetto FILE)
   unohil schema [-o FILE]     the JSON Schema of scenario files, for editors
+  unohil library [--path P]   where the installed scenario library is and what it holds
 """
 from __future__ import annotations
 

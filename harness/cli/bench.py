@@ -3,12 +3,12 @@ from __future__ import annotations
 
 import sys
 
-from rich.console import Console
 
 from unohil.protocol import catalogue as cat
 
 from unohil.harness.bench.latency import print_report, run_bench
 from unohil.harness.cli.exit import Exit
+from unohil.harness.report.console import output_console
 from unohil.harness.report.files import check_writable
 from unohil.harness.report.results_json import write_json
 
@@ -26,7 +26,7 @@ def add_parser(sub) -> None:
                    help="measure from the physical press through this rig wired to --device (SPEC 13.5): "
                         "press-to-light, -launch, -flag, -first-card against the unit's own figures, beside the "
                         "rig's own floor (its loopback, SPEC 13.7) measured between the races; emurig://?OPTIONS "
-                        "wires an emulated rig to an emulated unit, clock=virtual or real (docs/rig.md)")
+                        "wires an emulated rig to an emulated unit, clock=virtual or real (rig.md in the uno-hil docs)")
     p.add_argument("--races", type=int, default=300, metavar="N",
                    help="races per unit (default 300); a percentile is shown only when enough of them back it "
                         "(p99.9 from 1000 samples, p99 from 100, p90 from 10)")
@@ -40,7 +40,7 @@ def main(args) -> int:
     if args.rig is not None:
         return _through_rig(args)
     result = run_bench(args.device, args.races, tuple(args.kind or KINDS))
-    print_report(result, Console(highlight=False))
+    print_report(result, output_console())
     if args.json:
         write_json(args.json, result)
     return Exit.OK
@@ -65,7 +65,7 @@ def _through_rig(args) -> int:
         unit.close()
         rig.close()
     result.update(device=args.device, rig=args.rig)
-    print_rig_report(result, Console(highlight=False))
+    print_rig_report(result, output_console())
     if args.json:
         write_json(args.json, result)
     return Exit.OK

@@ -26,6 +26,7 @@ COMMANDS = {
     "report": "an HTML report (one self-contained file) from a results file",
     "export": "races as VCD (GTKWave, PulseView), traces as Perfetto/Chrome trace JSON",
     "schema": "the JSON Schema of scenario files, for editors",
+    "library": "where the scenario library that ships with uno-hil is, and what it holds",
 }
 
 

@@ -13,7 +13,7 @@ from unohil.harness.conform.rig import rig_checks
 from unohil.harness.errors import ConformError, ScenarioError
 from unohil.harness.links import open_link
 from unohil.harness.outcome import Outcome, tally
-from unohil.harness.report.console import conform_table, coverage_table, print_table
+from unohil.harness.report.console import output_console, conform_table, coverage_table, print_table
 from unohil.harness.report.files import check_outputs, write_outputs
 from unohil.harness.report.junit import device_from_identity, junit_xml
 from unohil.harness.scenarios.library import library_paths
@@ -33,7 +33,8 @@ def add_parser(sub) -> None:
     p.add_argument("--json", metavar="FILE", help="write the results as JSON")
     p.add_argument("--junit", metavar="FILE", help="write JUnit XML (one test suite per SPEC section)")
     p.add_argument("--scenarios", nargs="+", metavar="PATH",
-                   help="scenario files or directories (default: fixtures/scenarios/<kind>)")
+                   help="scenario files or directories (default: the unit kind's part of the scenario library that "
+                        "ships with uno-hil; `unohil library` says where it is)")
     p.add_argument("-k", metavar="EXPR", help="only scenarios whose name/file/tags match")
     p.add_argument("--no-scenarios", action="store_true", help="protocol checks only")
     p.add_argument("--quick", action="store_true",
@@ -43,13 +44,13 @@ def add_parser(sub) -> None:
                    help="then measure the unit's fairness through this rig wired to it (SPEC 13.6): a check per "
                         "pair of seats (the Showdown's paddles; each Flash seat against player 0), passed when "
                         "the skew's interval lies within fairness_bound_us (emurig://?OPTIONS with an emulated "
-                        "--device: docs/rig.md)")
+                        "--device: rig.md in the uno-hil docs)")
     p.add_argument("-q", "--quiet", action="store_true", help="no per-check lines")
     p.set_defaults(func=main)
 
 
 def main(args) -> int:
-    console = Console(highlight=False)
+    console = output_console()
     check_outputs({"--json": args.json, "--junit": args.junit})
     pick = matcher(args.k) if args.k else None
     if not args.scenarios and not args.no_scenarios:

@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import sys
 
-from rich.console import Console
 
 from unohil.protocol import catalogue as cat
 
 from unohil.harness.cli.exit import Exit
+from unohil.harness.report.console import output_console
 from unohil.harness.report.files import check_writable
 from unohil.harness.report.results_json import write_json
 from unohil.harness.rig.fairness import measure, measure_seats
@@ -26,7 +26,8 @@ def add_parser(sub) -> None:
                    help="the unit (a Showdown or a Flash base), e.g. emu://showdown?clock=virtual (or clock=real)")
     p.add_argument("--rig", metavar="URL", required=True,
                    help="its rig; emurig://?OPTIONS wires an emulated rig to an emulated --device "
-                        "(options: skew_INPUT, debounce, irq, poll, scan, jitter, delay_OUTPUT; docs/rig.md)")
+                        "(options: skew_INPUT, debounce, irq, poll, scan, jitter, delay_OUTPUT; rig.md in the "
+                        "uno-hil docs)")
     p.add_argument("--range", dest="range_us", type=int, default=2000, metavar="US",
                    help="offsets from -US to +US between the two presses (default 2000)")
     p.add_argument("--trials", type=int, default=6, metavar="N", help="races per offset of the fine sweep (default 6)")
@@ -71,7 +72,7 @@ def main(args) -> int:
         lo, hi = r["interval_us"]
         r["within_bound"] = -bound <= lo and hi <= bound
     ok = all(r["within_bound"] for r in result["seats"]) if unit.kind == "flash" else result["within_bound"]
-    (print_seats if unit.kind == "flash" else print_report)(result, Console(highlight=False))
+    (print_seats if unit.kind == "flash" else print_report)(result, output_console())
     if args.json:
         write_json(args.json, result)
     return Exit.OK if ok else Exit.FAILED

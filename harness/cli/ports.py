@@ -4,14 +4,13 @@ from __future__ import annotations
 import json
 import time
 
-from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
 from unohil.harness.cli.exit import Exit
 from unohil.harness.errors import UsageError
 from unohil.harness.links.ports import DEFAULT_TIMEOUT_MS, scan
-from unohil.harness.report.console import print_table
+from unohil.harness.report.console import output_console, print_table
 from unohil.harness.report.files import check_writable, write_results
 from unohil.harness.text import printable
 
@@ -50,7 +49,7 @@ def main(args) -> int:
     ports, notes = scan(also=args.also, usb_ids=ids, timeout_ms=args.timeout_ms, serial=not args.no_serial,
                         usb=not args.no_usb)
     took_ms = (time.monotonic() - t0) * 1000
-    console = Console(highlight=False)
+    console = output_console()
     table = Table(title=f"ports ({took_ms:.0f} ms)")
     for col in ("port", "status", "unit", "serial", "fw", "protocol", "ms"):
         table.add_column(col, justify="right" if col in ("serial", "ms") else "left", no_wrap=col != "port",

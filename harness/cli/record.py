@@ -25,7 +25,7 @@ def add_parser(sub) -> None:
                                    "timestamps until --duration or Ctrl-C, or read a trace written by "
                                    "`unohil run --trace`, and write one scenario per race (Showdown) or per "
                                    "session: the configuration, the inputs as steps anchored on the events they "
-                                   "followed, what was seen as expectations (docs/record-replay.md).")
+                                   "followed, what was seen as expectations (record-replay.md in the uno-hil docs).")
     src = p.add_mutually_exclusive_group(required=True)
     src.add_argument("--device", metavar="URL", help="record this unit live")
     src.add_argument("--from-trace", metavar="TRACE", help="a JSON Lines trace (unohil run --trace)")

@@ -15,6 +15,7 @@ from unohil.harness.report.console import FORMATS, PROGRESS_EVERY_S, LiveReport,
 from unohil.harness.report.files import check_outputs, write_outputs
 from unohil.harness.report.junit import junit_xml
 from unohil.harness.report.results_json import json_text, results_json
+from unohil.harness.cli import plan
 from unohil.harness.run.parallel import Rack, Workers
 from unohil.harness.run.pool import unserved_reason
 from unohil.harness.run.results import ScenarioResult
@@ -27,7 +28,9 @@ from unohil.harness.session.outage import DEFAULT_BUDGET_US, Outage, parse_budge
 
 def add_parser(sub) -> None:
     p = sub.add_parser("run", help="run scenarios")
-    p.add_argument("paths", nargs="*", help="scenario files or directories (default: the scenario library, fixtures/scenarios)")
+    p.add_argument("paths", nargs="*",
+                   help="scenario files or directories (default: the scenario library that ships with uno-hil, the "
+                        "part of it for the given devices' kinds; `unohil library` says where it is)")
     p.add_argument("--device", action="append", metavar="URL",
                    help="device URL (repeatable); default: the built-in emulator on the virtual clock")
     p.add_argument("--json", metavar="FILE", help="write machine-readable results")
@@ -41,7 +44,8 @@ def add_parser(sub) -> None:
                         f"after it become link errors, e.g. 30s, 500ms, 2min (default {DEFAULT_BUDGET_US // 10**6}s)")
     p.add_argument("--rig", metavar="URL",
                    help="rig mode: the presses go through this rig wired to the one --device, at rig times "
-                        "(SPEC 13); emurig://?OPTIONS wires an emulated rig to an emulated unit (docs/rig.md)")
+                        "(SPEC 13); emurig://?OPTIONS wires an emulated rig to an emulated unit (rig.md in the uno-hil "
+                        "docs)")
     p.add_argument("--attended", action="store_true",
                    help="a person is at the unit: run the scenarios that wait for one (a wait_for with a prompt, "
                         "shown here); without it they are skipped")
@@ -88,6 +92,18 @@ def main(args) -> int:
         rack.close()
         raise UsageError(f"{have}: none of the selected scenarios runs on it (they need "
                          f"{' or '.join(sorted({s.unit for s in scenarios}))})")
+    if args.device and not args.paths:         # the library against given units: their kinds' part of it
+        scenarios, why = plan.left_out(scenarios, by_kind)
+        if why:
+            console.print(why, markup=False, highlight=False, soft_wrap=True)
+    try:
+        how_long = plan.estimate_line(scenarios, rack.drivers, attended=args.attended)
+    except BaseException:       # Ctrl-C during the dry run: the units are given back all the same
+        rack.close()
+        raise
+    if how_long:
+        console.print(how_long, markup=False, highlight=False, soft_wrap=True)
+        console.file.flush()
     with StopRequest() as stop:
         try:
             run = _Run(console, fmt, args, stop)

@@ -13,7 +13,8 @@ def add_parser(sub) -> None:
     p = sub.add_parser("schema", help="the JSON Schema of scenario files, for editors",
                        description="Print (or write) a JSON Schema of the scenario format, derived from the "
                                    "catalogue, so an editor with yaml-language-server checks and completes "
-                                   "scenarios as they are typed (docs/reports.md says how to set it up).")
+                                   "scenarios as they are typed (reports.md in the uno-hil docs says how to set "
+                                   "it up).")
     p.add_argument("-o", "--output", metavar="FILE", help="write it to FILE (default: standard output)")
     p.set_defaults(func=main)
 

@@ -22,8 +22,8 @@ from rich.text import Text
 from unohil.harness.session.health import LinkHealth
 from unohil.harness.outcome import Outcome, tally
 from unohil.harness.run.prompts import Answer, Prompt, answer_line, prompt_line
+from unohil.harness.report.verdicts import outcome_text, reaction_text
 from unohil.harness.run.results import ScenarioResult, failure_lines
-from unohil.harness.scenarios.units import UNITS
 from unohil.harness.text import duration, printable
 
 STATUS_STYLE = {Outcome.PASS: "green", Outcome.FAIL: "red", Outcome.LINK_ERROR: "magenta", Outcome.RESET: "magenta",
@@ -44,30 +44,20 @@ def _verdict_text(res: ScenarioResult, sep: str = ", ") -> str:
     counts: dict[str, int] = {}
     for r in res.races:
         for v in r.verdicts[-1:]:
-            key = v.get("reason", "")
-            who = v.get(UNITS[res.scenario.unit].outcome_field, "")
-            k = f"{key} {who}".strip()
+            k = outcome_text(res.scenario.unit, v)
             counts[k] = counts.get(k, 0) + 1
     if not counts:
         return "-"
     if len(res.races) == 1:
-        return printable(next(iter(counts)))
-    return sep.join(printable(f"{k} x{n}") for k, n in sorted(counts.items(), key=lambda x: -x[1])[:3])
+        return next(iter(counts)) or "-"
+    return sep.join(f"{k} x{n}" for k, n in sorted(counts.items(), key=lambda x: -x[1])[:3])
 
 
 def _reactions(res: ScenarioResult, sep: str = ", ") -> str:
-    """A single race's reaction times, exact (a tie window is a matter of one microsecond)."""
+    """A single race's reaction times."""
     if len(res.races) != 1 or not res.races[0].verdicts:
         return "-"
-    v = res.races[0].verdicts[-1]
-    parts = []
-    for side in ("a", "b"):
-        x = v.get(f"reaction_{side}_us")
-        if x is not None:
-            parts.append(f"{side} {duration(x)}")
-    if "reaction_us" in v:
-        parts += [f"{i} {duration(x)}" for i, x in enumerate(v["reaction_us"]) if x is not None]
-    return sep.join(parts) or "-"
+    return reaction_text(res.races[0].verdicts[-1], sep) or "-"
 
 
 def _pair(lat: dict, key: str, sep: str = " / ") -> str:
@@ -106,12 +96,34 @@ def scenario_table(results: list[ScenarioResult]) -> Table:
 NAME_MIN = 16       # the one column that wraps (scenario names) narrows down to this much
 
 
+#: The width of a console that is not a terminal: more than any line holds, so nothing is cut or wrapped (a CI
+#: log or a file reader wraps long lines itself, if at all) and a table is as wide as its content.
+UNBOUNDED = 100_000
+
+
+def output_console() -> Console:
+    """The console of a command's report: on a terminal, the terminal's width; anywhere else as wide as what is
+    printed (rich would otherwise lay tables out in 80 columns, cutting names and wrapping lines)."""
+    console = Console(highlight=False)
+    if not console.is_terminal:
+        console = Console(highlight=False, width=UNBOUNDED)
+    return console
+
+
 def print_table(console: Console, table: Table) -> None:
     """The table at the console's width, or wider when that would cut a cell: numbers are never
-    broken across lines (a file or pipe gets 80 columns by default, which a results table overflows).
-    The tables here let one column wrap (at words) and keep every other cell whole, so the width
-    they need is their measured minimum."""
-    need = Measurement.get(console, console.options.update_width(10_000), table).minimum
+    broken across lines. Where the console is not a terminal (a file, a pipe, a CI log: rich gives it
+    80 columns) the table is as wide as its content, nothing wrapped. On a terminal the tables here let
+    one column wrap (at words) and keep every other cell whole (no_wrap), so the width they need is
+    their minimum with each no_wrap column as wide as its widest cell (rich's own minimum counts the
+    longest word, and would then cut the cell with an ellipsis)."""
+    wide = console.options.update_width(UNBOUNDED)
+    for col in table.columns:
+        if col.no_wrap:
+            widest = max(Measurement.get(console, wide, cell).maximum for cell in (col.header, *col.cells))
+            col.min_width = max(col.min_width or 0, widest)
+    measured = Measurement.get(console, wide, table)
+    need = measured.minimum if console.is_terminal else measured.maximum
     if need <= console.width:
         console.print(table)
         return
@@ -308,7 +320,7 @@ def coverage_table(report) -> Table:
     style = {coverage.PASSED: "green", coverage.FAILED: "red", coverage.UNCHECKED: "yellow",
              coverage.NOT_COVERED: "bold yellow", coverage.NA: "dim"}
     t = Table(title="coverage by SPEC section and decision", header_style="bold")
-    t.add_column("SPEC", no_wrap=True, max_width=34, overflow="ellipsis")     # a label: its id and the start
+    t.add_column("SPEC", overflow="fold", min_width=NAME_MIN)     # a label: its id and its words, whole
     t.add_column("checks", justify="right", no_wrap=True)
     t.add_column("scenarios", justify="right", no_wrap=True)
     t.add_column("result", min_width=20)

@@ -12,6 +12,7 @@ from datetime import datetime, timezone
 from unohil.harness.report.junit import xml_text
 from unohil.harness.report.timeline import EVENTS, INPUTS, LANES, LIGHTS, STATE, TIMES, Timeline, race_timeline
 from unohil.harness.report.units import human_us
+from unohil.harness.report.verdicts import outcome_text
 from unohil.protocol import catalogue as cat
 
 #: The latency figures drawn as histograms (results file `latency` keys), with what each measures
@@ -185,9 +186,7 @@ def diff_html(failures: list[str]) -> str:
 def _verdict_line(race: dict, kind: str) -> str:
     if not race.get("verdicts"):
         return "no verdict"
-    v = race["verdicts"][-1]
-    field = cat.UNITS[kind].outcome_field
-    return f"{v.get('reason', '')} {field}={v.get(field)}".strip()
+    return outcome_text(kind, race["verdicts"][-1]) or "a verdict"
 
 
 def _scenario(i: int, s: dict) -> list[str]:
