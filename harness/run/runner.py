@@ -302,13 +302,16 @@ class Runner:
         elif not n_verdicts:
             end = max(end, anchors["previous"] + 1_000_000)
         self._wait_time(end, events)
-        self._wait_time(max((q[0] for q in self._queue), default=end), events)
+        observed = max((q[0] for q in self._queue), default=end)
+        self._wait_time(observed, events)
         # An event lost at the very end has no later event to reveal its gap: ask the device how
-        # far it got, so the race is judged on everything it said (or becomes a link error).
+        # far it got, so the race is judged on everything it said (or becomes a link error). The
+        # unit goes on meanwhile (the more so when STATUS has to be asked again), and what it does
+        # after the race's end is not the race's.
         d.confirm_events(events)
         # a stimulus at start lands up to its placement earlier (a rig's edge through two clocks)
         placement = d.stimulus_placement_us()
-        events = [f for f in events if f.dev_us >= start - 1 - placement]
+        events = [f for f in events if start - 1 - placement <= f.dev_us <= observed]
         judge(sc, env, race, events, scheduled, host_timed=self.host_timed, clock=d.clock.estimate,
               configs=self._configs, placement_us=placement)
         if isinstance(d, RigUnitDriver):
@@ -410,6 +413,12 @@ class Runner:
         if not (d.link.virtual and est.best_rtt_us == 0):
             needed = self._lead()
             lead = t - d.device_now()
+            if lead < needed <= t - anchor_t - d.transit_margin_us():
+                # the step leaves the time a stimulus needs after its anchor: the reports came late (lost
+                # and fetched back), which is the link's doing; the race is run again like any late stimulus
+                raise LateStimulus(f"{where} names {', '.join(step.roles)}: the unit's reports up to its anchor "
+                                   f"at {anchor_t - start} us came in too late to schedule it ({lead} us before "
+                                   f"the step's {t - start} us, less than the {needed} us this link needs)")
             if lead < needed:
                 raise ScheduleError(f"{where} names {', '.join(step.roles)}: who that is is known once the unit has "
                                     f"reported everything up to its anchor at {anchor_t - start} us, which left "
