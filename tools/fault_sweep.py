@@ -137,12 +137,14 @@ def main(argv: list[str] | None = None) -> int:
     done = [0]
 
     def progress(job: Job, total: Tally) -> None:
+        for command, scenario, race, status, why in total.wrong[len(shown):]:
+            shown.append(command)
+            print(f"{status}: {command}  (scenario {scenario!r}, race {race}): {why}", flush=True)
         done[0] += 1
         if done[0] % 20 == 0 or done[0] == len(todo):
             print(f"{done[0]}/{len(todo)} runs: {summary(total)}", file=sys.stderr, flush=True)
+    shown: list = []
     total = sweep(todo, args.processes, progress)
-    for command, scenario, race, status, why in total.wrong:
-        print(f"{status}: {command}  (scenario {scenario!r}, race {race}): {why}")
     by_cause = Counter(why.split(" within ")[0] for _, why in total.unopened)
     for why, n in by_cause.most_common():
         print(f"not opened x{n}: {why}")

@@ -658,9 +658,22 @@ class Driver:
                 break
         return self.clock.estimate
 
+    def _timed(self, make) -> tuple[int, Frame]:
+        """(host send time, reply) of a command made by make(t1). Each try is sent afresh with its own send
+        time: a retry's reply timed from the first try would count that try's timeout into the round trip
+        and shift the clock mapping by half of it (seconds, once every exchange of a sync needed a retry)."""
+        for attempt in range(3):
+            t1 = self.link.now_us()
+            try:
+                return t1, self.command(make(t1), retries=0)
+            except CommandTimeout:
+                if attempt == 2:
+                    raise
+                self.health.retries += 1
+        raise AssertionError("unreachable")
+
     def _sync_exchange(self) -> None:
-        t1 = self.link.now_us()
-        reply = self.command(M.TIME_SYNC(t1_host_us=t1))
+        t1, reply = self._timed(lambda t1: M.TIME_SYNC(t1_host_us=t1))
         m = reply.msg
         if m.t1_host_us != t1:
             return      # the answer to another exchange (a duplicate, a retry's): not a sample
@@ -672,8 +685,7 @@ class Driver:
         """For a unit without TIME_SYNC (an optional capability): a reply's header time is a device
         time between its command's arrival and the reply's departure (SPEC 3), so STATUS_GET round
         trips bound the offset as TIME_SYNC's do, with the unit's turnaround inside the round trip."""
-        t1 = self.link.now_us()
-        reply = self.command(M.STATUS_GET())
+        t1, reply = self._timed(lambda t1: M.STATUS_GET())
         self.clock.add(SyncSample(t1, reply.dev_us, reply.dev_us, reply.host_us))
 
     def dev_to_host(self, dev_us: int) -> float:
