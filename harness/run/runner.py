@@ -178,7 +178,7 @@ class Runner:
     def _race_guarded(self, sc: Scenario, env: dict) -> RaceResult:
         race = RaceResult(env["race"], env)
         h0 = self.d.health.copy()
-        lost0 = len(self.d.events.lost)
+        lost0 = self._lost0 = len(self.d.events.lost)
         aborted = True
         try:
             self._race(sc, env, race)
@@ -651,8 +651,18 @@ class Runner:
         self.d.wait_until(t, collect=events)
 
     def _wait_event(self, pred, until: tuple[int, str, int], what: str, events: list[Frame]) -> Frame:
-        d = self.d
+        """The first event pred accepts, stamped by the deadline on the unit's clock: one that comes later
+        (held up on the link, read while the unit was asked how far it got) came too late, as on a clean line."""
         deadline, how, dev_deadline = until
+        f = self._first(pred, deadline, what, events)
+        if f is not None and f.dev_us <= dev_deadline:
+            return f
+        return self._missing(pred, what, how, dev_deadline, events)
+
+    def _first(self, pred, deadline: int, what: str, events: list[Frame]) -> Frame | None:
+        """The first event pred accepts by the host deadline (None if none came), host-timed presses
+        going out as they fall due meanwhile."""
+        d = self.d
         while self._queue:
             est = d.clock.estimate or d.sync_clock()
             next_at = self._queue[0][0]
@@ -672,7 +682,7 @@ class Runner:
         try:
             return d.wait_for(pred, max(0, deadline - d.now_us()), what, collect=events)
         except WaitTimeout:
-            return self._missing(pred, what, how, dev_deadline, events)
+            return None
 
     def _missing(self, pred, what: str, how: str, dev_deadline: int, events: list[Frame]) -> Frame:
         """The event has not come by the deadline. Before that is judged, everything the unit says it sent
@@ -681,9 +691,8 @@ class Runner:
         scenario's), said with the unit's state; if events are lost for good, or the unit does not answer,
         it is the link's."""
         d = self.d
-        lost = len(d.events.lost)
         try:
-            st, complete = d.catch_up()
+            st = d.catch_up()
         except DeviceReset:
             raise
         except LinkError:
@@ -695,9 +704,10 @@ class Runner:
             if pred(f) and f.dev_us <= dev_deadline:
                 self._frontier = max(self._frontier, f.dev_us)
                 return f
-        if not complete:
-            raise LinkError(f"{d.url}: no {what} {how}, and the events that may hold it are lost on the link "
-                            f"({describe_lost(d.events.lost[lost:])})")
+        lost = d.events.lost[self._lost0:]
+        if lost:    # given up now or earlier in the race: the event may be among them
+            raise LinkError(f"{d.url}: no {what} {how}, and events that may hold it are lost on the link "
+                            f"({describe_lost(lost)})")
         state = cat.enum_name(f"{d.kind}_state", st.state)
         raise _Missing(f"no {what} {how}; the unit is in state {state} (STATUS: "
                        f"{st.pending_injects} stimuli pending, {st.cards} cards)")

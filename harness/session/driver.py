@@ -766,12 +766,12 @@ class Driver:
             collect.extend(self.inbox)
         self.inbox.clear()
 
-    def catch_up(self, asks: int = 3) -> tuple[object, bool]:
+    def catch_up(self, asks: int = 3):
         """Fetch back everything the unit says it has sent: its event count (STATUS, asked up to
         `asks` times, each with its retries, since a race is judged on the answer) and every event
-        before it (EVENT_RESEND, retried). Returns the STATUS and whether nothing is lost; what is
-        lost is in health.events_lost and events.lost. Raises CommandTimeout when STATUS never
-        comes back, DeviceReset when the unit rebooted."""
+        before it (EVENT_RESEND, retried). Returns the STATUS; what could not be fetched back is in
+        health.events_lost and events.lost. Raises CommandTimeout when STATUS never comes back,
+        DeviceReset when the unit rebooted."""
         self._raise_if_reset()
         for ask in range(asks):
             try:
@@ -781,9 +781,9 @@ class Driver:
                 if ask == asks - 1:
                     raise
         self._raise_if_reset()
-        complete = self._events_until(st.next_event_seq)
+        self._events_until(st.next_event_seq)
         self._raise_if_reset()
-        return st, complete
+        return st
 
     def transit_margin_us(self) -> int:
         """How long after the host time of a device time its events may still be on their way: what
