@@ -16,6 +16,7 @@ from unohil.protocol import Frame, catalogue as cat, msg as M
 
 from unohil.emulator.device import Device
 from unohil.harness import Driver
+from unohil.harness.links import open_link
 from unohil.harness.run.runner import Runner
 from unohil.harness.scenarios.load import loads
 
@@ -232,3 +233,33 @@ def test_a_link_error_is_never_counted_as_failed_in_the_console_json_or_junit(tm
     assert "0 passed, 0 failed, 0 skipped, 1 reset;" in out
     suite = ET.parse(out_xml).getroot()
     assert suite.get("failures") == "0" and suite.get("errors") == "1"
+
+
+@pytest.mark.parametrize("lost_replies", [
+    {32: 2, 33: 2, 34: 2, 35: 2, 36: 1, 1: 1},     # the unit falls asleep as its configuration ends
+    {32: 2, 33: 2, 34: 2, 35: 2, 36: 2, 37: 2},    # ... during it (the rest refused: not idle)
+], ids=["asleep-before-the-race", "asleep-mid-configuration"])
+def test_a_preparation_slowed_by_lost_replies_does_not_let_the_units_own_timers_fire_before_the_race(lost_replies):
+    # CONFIG_VALUE replies are lost (param id -> how many): preparing the race takes seconds more, while
+    # the Flash's inactivity timer (10 s here, FL-11, counted from the new game) runs. The race must begin
+    # on an awake unit, as on a clean line, and a refusal the sleep caused is not the unit's failure.
+    from pathlib import Path
+    from unohil.harness.scenarios.load import load_paths
+    sleep = Path(__file__).resolve().parent.parent / "fixtures" / "scenarios" / "flash" / "sleep.yaml"
+    (sc,) = [s for s in load_paths([str(sleep)]) if s.name == "an input edge 1 us before the sleep keeps the unit awake"]
+    left = dict(lost_replies)
+
+    def lose(f):
+        if f.msg.NAME != "CONFIG_VALUE" or not left.get(f.msg.param):
+            return False
+        left[f.msg.param] -= 1
+        return True
+    d = Driver(Eater(open_link("emu://flash"), lose))
+    try:
+        d.hello()
+        res = Runner(d).run(sc)
+    finally:
+        d.close()
+    (race,) = res.races
+    assert race.status == Outcome.PASS, (race.error, race.failures)
+    assert not any(left.values())                   # every reply meant to be lost was
