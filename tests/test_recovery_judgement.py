@@ -243,10 +243,6 @@ def test_a_preparation_slowed_by_lost_replies_does_not_let_the_units_own_timers_
     # CONFIG_VALUE replies are lost (param id -> how many): preparing the race takes seconds more, while
     # the Flash's inactivity timer (10 s here, FL-11, counted from the new game) runs. The race must begin
     # on an awake unit, as on a clean line, and a refusal the sleep caused is not the unit's failure.
-    from pathlib import Path
-    from unohil.harness.scenarios.load import load_paths
-    sleep = Path(__file__).resolve().parent.parent / "fixtures" / "scenarios" / "flash" / "sleep.yaml"
-    (sc,) = [s for s in load_paths([str(sleep)]) if s.name == "an input edge 1 us before the sleep keeps the unit awake"]
     left = dict(lost_replies)
 
     def lose(f):
@@ -254,6 +250,31 @@ def test_a_preparation_slowed_by_lost_replies_does_not_let_the_units_own_timers_
             return False
         left[f.msg.param] -= 1
         return True
+    _awake_at_the_start(lose)
+    assert not any(left.values())                   # every reply meant to be lost was
+
+
+def test_a_clock_sync_slowed_by_lost_replies_comes_before_the_new_game_not_between_it_and_the_race():
+    # A new session's clock is synchronised on its first race: 8 exchanges, each answered only on its
+    # third try here (16 s), long enough for the Flash to fall asleep if it came after the new game.
+    seen = [0]
+
+    def lose(f):
+        if f.msg.NAME != "TIME_SYNC_REPLY":
+            return False
+        seen[0] += 1
+        return seen[0] % 3 != 0
+    _awake_at_the_start(lose)
+    assert seen[0] >= 24
+
+
+def _awake_at_the_start(lose):
+    """FL-11's boundary scenario (an edge 1 us before the sleep keeps the unit awake) through a line that
+    loses what lose(frame) says: it must pass, as on a clean line."""
+    from pathlib import Path
+    from unohil.harness.scenarios.load import load_paths
+    sleep = Path(__file__).resolve().parent.parent / "fixtures" / "scenarios" / "flash" / "sleep.yaml"
+    (sc,) = [s for s in load_paths([str(sleep)]) if s.name == "an input edge 1 us before the sleep keeps the unit awake"]
     d = Driver(Eater(open_link("emu://flash"), lose))
     try:
         d.hello()
@@ -262,4 +283,3 @@ def test_a_preparation_slowed_by_lost_replies_does_not_let_the_units_own_timers_
         d.close()
     (race,) = res.races
     assert race.status == Outcome.PASS, (race.error, race.failures)
-    assert not any(left.values())                   # every reply meant to be lost was

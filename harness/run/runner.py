@@ -353,7 +353,8 @@ class Runner:
         next, the first at or after it). Waited for as long as the unit may take for any of its anchor events."""
         unit = UNITS[sc.unit]
         bound = max(unit.latest_us(e, self._config) for e in unit.anchors.values())
-        deadline, how, _ = self._until_bound(sc, bound, "the most the unit takes for any event a step counts from", since)
+        deadline, how, _ = self._until_bound(sc, bound, "the most the unit takes for any event a step counts from",
+                                             since)
         line = RIG_ANCHORS[sc.unit][step.at.anchor]
         try:
             return self.d.seen(line, previous, step.at.next, max(0, deadline - self.d.now_us()))

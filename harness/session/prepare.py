@@ -27,6 +27,10 @@ def prepare(d: Driver, config: Mapping[str, int] | None = None, seed: int | None
         d.reconnect()
     if d.dirty:
         d.reboot()
+    if d.clock.estimate is None:
+        # a new session's clock is synchronised before the new game, not after it: its exchanges
+        # take seconds when replies are lost, and the unit's timers would run meanwhile
+        d.sync_clock()
     retries = d.health.retries
     d.reset("new_game", retries=2)      # a second new game (the first ACK lost) is harmless here
     if d.has_cap("config_set"):         # without it the unit keeps its defaults
