@@ -14,6 +14,7 @@ Exit status 1 if any race failed or erred.
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from collections import Counter
 from concurrent.futures import ProcessPoolExecutor
@@ -49,11 +50,13 @@ class Job:
 @dataclass
 class Tally:
     races: Counter = field(default_factory=Counter)     # outcome -> races
+    groups: Counter = field(default_factory=Counter)    # (fault, level, outcome) -> races
     wrong: list = field(default_factory=list)           # (command, scenario, race, status, why)
     unopened: list = field(default_factory=list)        # (command, why): the handshake itself failed
 
     def add(self, other: "Tally") -> None:
         self.races.update(other.races)
+        self.groups.update(other.groups)
         self.wrong += other.wrong
         self.unopened += other.unopened
 
@@ -84,6 +87,7 @@ def run_job(job: Job) -> Tally:
             for race in res.races:
                 status = str(race.status)
                 tally.races[status] += 1
+                tally.groups[job.fault, job.level, status] += 1
                 if status in WRONG:
                     why = "; ".join(race.failures) or race.error or ""
                     tally.wrong.append((job.command, sc.name, race.index, status, why))
@@ -109,6 +113,14 @@ def sweep(todo: list[Job], processes: int = 1, on_done=None) -> Tally:
             if on_done is not None:
                 on_done(job, total)
     return total
+
+
+def by_group(t: Tally) -> list[str]:
+    """One line per fault kind and level: its races by outcome."""
+    keys = sorted({(fault, level) for fault, level, _ in t.groups})
+    return [f"{fault} {level}: " + ", ".join(f"{t.groups[fault, level, o]} {o}" for o in
+                                              ("pass", "fail", "link-error", "reset", "error"))
+            for fault, level in keys]
 
 
 def summary(t: Tally) -> str:
@@ -145,9 +157,12 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{done[0]}/{len(todo)} runs: {summary(total)}", file=sys.stderr, flush=True)
     shown: list = []
     total = sweep(todo, args.processes, progress)
-    by_cause = Counter(why.split(" within ")[0] for _, why in total.unopened)
+    by_cause = Counter(re.sub(r"\(seq \d+\)", "(seq N)", why.split(": ", 1)[-1]).split(" within ")[0]
+                       for _, why in total.unopened)
     for why, n in by_cause.most_common():
         print(f"not opened x{n}: {why}")
+    for line in by_group(total):
+        print(line)
     print(summary(total))
     return 1 if total.wrong else 0
 
