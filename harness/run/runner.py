@@ -46,6 +46,7 @@ REAL_LEAD_US = 30_000
 # host's scheduling (tens of ms). 200 ms covers their sum with room, and costs a scenario mistake
 # only that much beyond the bound.
 WAIT_MARGIN_US = 200_000
+STAMP_LAG_US = 2000         # how late a unit may stamp a timer's event (SPEC PR-1: within the 2 ms of a reply)
 ROLE_SLACK_US = 1000        # beyond the link's round trip: the host's and the unit's turnaround for one stimulus
 # Races run again when a host stall made a stimulus late: one stall is forgiven, a host that is always
 # too slow for the schedule still ends in a link error after this many reruns.
@@ -306,12 +307,14 @@ class Runner:
         self._wait_time(observed, events)
         # An event lost at the very end has no later event to reveal its gap: ask the device how
         # far it got, so the race is judged on everything it said (or becomes a link error). The
-        # unit goes on meanwhile (the more so when STATUS has to be asked again), and what it does
-        # after the race's end is not the race's.
+        # unit goes on meanwhile (the more so when STATUS has to be asked again): of what comes now,
+        # only what it stamped by the race's end (its timers up to PR-1's lateness) is the race's.
+        heard = len(events)
         d.confirm_events(events)
+        events[heard:] = [f for f in events[heard:] if f.dev_us <= observed + STAMP_LAG_US]
         # a stimulus at start lands up to its placement earlier (a rig's edge through two clocks)
         placement = d.stimulus_placement_us()
-        events = [f for f in events if start - 1 - placement <= f.dev_us <= observed]
+        events = [f for f in events if f.dev_us >= start - 1 - placement]
         judge(sc, env, race, events, scheduled, host_timed=self.host_timed, clock=d.clock.estimate,
               configs=self._configs, placement_us=placement)
         if isinstance(d, RigUnitDriver):
