@@ -51,14 +51,31 @@ def worst(outcomes) -> Outcome:
 
 
 def tally(outcomes) -> dict[str, int]:
-    """How many of each: passed, failed (fail and every error kind), skipped, interrupted."""
-    out = {"passed": 0, "failed": 0, "skipped": 0, "interrupted": 0}
+    """How many of each, apart: failed counts verdicts against the unit and nothing else; a link error
+    (the link lost what the verdict needed) or a reset is never one, nor is an error (the harness or the
+    scenario could not run as written)."""
+    out = dict.fromkeys(_TALLY.values(), 0)
     for o in outcomes:
-        out[_TALLY.get(o, "failed")] += 1
+        out[_TALLY[o]] += 1
     return out
 
 
-_TALLY = {Outcome.PASS: "passed", Outcome.SKIP: "skipped", Outcome.INTERRUPTED: "interrupted"}
+def not_passed(counts: dict[str, int]) -> int:
+    """What ran and did not pass, whatever the reason (a tally's failed, link_error, reset and error)."""
+    return counts["failed"] + counts["link_error"] + counts["reset"] + counts["error"]
+
+
+def counts_text(counts: dict[str, int]) -> str:
+    """'7 passed, 1 failed, 1 skipped', then whichever of the other kinds happened ('2 link errors')."""
+    extra = [f"{n} {word}{'s' if n > 1 and plural else ''}" for key, word, plural in _EXTRA
+             if (n := counts.get(key))]
+    return ", ".join([f"{counts['passed']} passed, {counts['failed']} failed, {counts['skipped']} skipped"] + extra)
+
+
+_TALLY = {Outcome.PASS: "passed", Outcome.FAIL: "failed", Outcome.LINK_ERROR: "link_error", Outcome.RESET: "reset",
+          Outcome.SKIP: "skipped", Outcome.ERROR: "error", Outcome.INTERRUPTED: "interrupted"}
+_EXTRA = (("link_error", "link error", True), ("reset", "reset", True), ("error", "error", True),
+          ("interrupted", "interrupted", False))
 
 
 @dataclass

@@ -12,7 +12,7 @@ from unohil.harness.conform import CheckResult, Conformance, coverage
 from unohil.harness.conform.rig import rig_checks
 from unohil.harness.errors import ConformError, ScenarioError
 from unohil.harness.links import open_link
-from unohil.harness.outcome import Outcome, tally
+from unohil.harness.outcome import Outcome, not_passed, tally
 from unohil.harness.report.console import output_console, conform_table, coverage_table, print_table
 from unohil.harness.report.files import check_outputs, write_outputs
 from unohil.harness.report.junit import device_from_identity, junit_xml
@@ -104,7 +104,7 @@ def main(args) -> int:
                          "the unit lacks it (capability reference_rng), so they were skipped"), soft_wrap=True)
     counts = tally(c.status for c in report.checks)
     style = {"CONFORMS": "green", "PARTIAL": "yellow"}.get(report.verdict, "red")
-    console.print(f"{counts['passed']} passed, {counts['failed']} failed, {counts['skipped']} skipped in "
+    console.print(f"{counts['passed']} passed, {not_passed(counts)} failed, {counts['skipped']} skipped in "
                   f"{report.wall_s:.1f} s: [{style}]{report.verdict}[/]" + (f" ({report.quick})" if report.quick else ""))
     failures = write_outputs([
         ("--json", args.json, lambda: json.dumps(report.as_dict(), indent=2, default=str) + "\n"),

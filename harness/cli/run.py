@@ -150,7 +150,7 @@ def _report(console: Console, fmt: str, args, started: float, scenarios, results
         # a results file that could not be written, or a scenario that cannot run as written: the
         # user's to fix, like a bad file
         return Exit.USAGE
-    return Exit.FAILED if counts["failed"] else Exit.OK
+    return Exit.FAILED if counts["failed"] or counts["link_error"] or counts["reset"] else Exit.OK
 
 
 class _Run:

@@ -5,7 +5,7 @@ from dataclasses import dataclass, field, replace
 
 from unohil.harness.conform import coverage
 from unohil.harness.conform.registry import SECTIONS
-from unohil.harness.outcome import Outcome, Record, tally
+from unohil.harness.outcome import Outcome, Record, not_passed, tally
 
 
 @dataclass
@@ -88,7 +88,7 @@ class Report:
                 "unchecked": len(self.unchecked), "aborted": self.aborted, "quick": self.quick,
                 "wall_s": round(self.wall_s, 3), "stats": self.stats,
                 "sections": [{"section": SECTIONS.get(k, k), "checks": len(cs),
-                              "failed": tally(c.status for c in cs)["failed"],
+                              "failed": not_passed(tally(c.status for c in cs)),
                               "skipped": tally(c.status for c in cs)["skipped"]} for k, cs in self.sections()],
                 "checks": [c.as_dict() for c in self.checks],
                 "coverage": coverage.as_dict(self, self.kind)}

@@ -233,7 +233,7 @@ def report_html(doc: dict, source: str = "") -> str:
            f'<h1>unohil report</h1><p class="muted">{e(source)} &middot; started {e(started)}, took '
            f'{e(human_us(round(doc.get("duration_s", 0) * 1e6)))}</p>',
            '<section id="summary"><h2>Summary</h2><table>']
-    for key in ("scenarios", "passed", "failed", "skipped", "races"):
+    for key in ("scenarios", "passed", "failed", "link_error", "error", "skipped", "races"):
         out.append(f'<tr><th>{key}</th><td class="n {key[:4] if key != "passed" else "pass"}" data-count="{key}">'
                    f'{e(summary.get(key, 0))}</td></tr>')
     out.append('</table><h3>Units</h3><table><tr><th>url</th><th>kind</th><th>firmware</th><th>serial</th>'

@@ -14,7 +14,8 @@ from unohil.harness.session.health import LinkHealth
 #    which signal stopped the run and how many scenarios it kept from running
 # 4: every race has its "events" (before: only the races that did not pass), so a report can draw
 #    each race's timeline; a device has boot_id, catalog_crc, trace
-SCHEMA_VERSION = 4
+# 5: summary counts link_error, reset and error apart (before: in failed, which now counts fails only)
+SCHEMA_VERSION = 5
 
 
 def results_json(results: list[ScenarioResult], health: LinkHealth, devices: list[dict], started: float,

@@ -29,6 +29,7 @@ from unohil.harness.scenarios import expr, roles as rl
 from unohil.harness.scenarios.model import REP, RoleMatcher, Scenario, Step, TimeMatcher
 from unohil.harness.scenarios.units import RIG_ANCHORS, UNITS
 from unohil.harness.session.driver import Driver
+from unohil.harness.session.events import describe_lost
 from unohil.harness.session.outage import Outage
 from unohil.harness.session.prepare import prepare
 from unohil.harness.text import duration
@@ -46,6 +47,7 @@ REAL_LEAD_US = 30_000
 # host's scheduling (tens of ms). 200 ms covers their sum with room, and costs a scenario mistake
 # only that much beyond the bound.
 WAIT_MARGIN_US = 200_000
+STAMP_LAG_US = 2000         # how late a unit may stamp a timer's event (SPEC PR-1: within the 2 ms of a reply)
 ROLE_SLACK_US = 1000        # beyond the link's round trip: the host's and the unit's turnaround for one stimulus
 # Races run again when a host stall made a stimulus late: one stall is forgiven, a host that is always
 # too slow for the schedule still ends in a link error after this many reruns.
@@ -187,6 +189,7 @@ class Runner:
     def _race_guarded(self, sc: Scenario, env: dict) -> RaceResult:
         race = RaceResult(env["race"], env)
         h0 = self.d.health.copy()
+        lost0 = self._lost0 = len(self.d.events.lost)
         aborted = True
         try:
             self._race(sc, env, race)
@@ -210,13 +213,13 @@ class Runner:
             self.d.dirty = True
         dh = self.d.health.minus(h0)
         race.health = {k: v for k, v in dh.as_dict().items() if v and k not in ("frames_rx", "frames_tx", "bytes_rx")}
-        if race.status is Outcome.PASS and dh.events_lost:
-            race.status = Outcome.LINK_ERROR
-            race.error = f"{dh.events_lost} event(s) lost on the link and not recoverable"
-        elif race.status is Outcome.FAIL and dh.events_lost:
+        if dh.events_lost and race.status in (Outcome.PASS, Outcome.FAIL):
+            which = describe_lost(self.d.events.lost[lost0:])
             # A failure judged on an incomplete event stream is the link's fault, not the device's.
+            race.error = (f"{dh.events_lost} event(s) lost on the link and not recoverable ({which})"
+                          if race.status is Outcome.PASS else
+                          f"{dh.events_lost} event(s) lost on the link ({which}); the failure cannot be trusted")
             race.status = Outcome.LINK_ERROR
-            race.error = f"{dh.events_lost} event(s) lost on the link; the failure cannot be trusted"
         return race
 
     # ---- race level ----
@@ -310,10 +313,15 @@ class Runner:
         elif not n_verdicts:
             end = max(end, anchors["previous"] + 1_000_000)
         self._wait_time(end, events)
-        self._wait_time(max((q[0] for q in self._queue), default=end), events)
+        observed = max((q[0] for q in self._queue), default=end)
+        self._wait_time(observed, events)
         # An event lost at the very end has no later event to reveal its gap: ask the device how
-        # far it got, so the race is judged on everything it said (or becomes a link error).
+        # far it got, so the race is judged on everything it said (or becomes a link error). The
+        # unit goes on meanwhile (the more so when STATUS has to be asked again): of what comes now,
+        # only what it stamped by the race's end (its timers up to PR-1's lateness) is the race's.
+        heard = len(events)
         d.confirm_events(events)
+        events[heard:] = [f for f in events[heard:] if f.dev_us <= observed + STAMP_LAG_US]
         # a stimulus at start lands up to its placement earlier (a rig's edge through two clocks)
         placement = d.stimulus_placement_us()
         events = [f for f in events if f.dev_us >= start - 1 - placement]
@@ -358,7 +366,8 @@ class Runner:
         next, the first at or after it). Waited for as long as the unit may take for any of its anchor events."""
         unit = UNITS[sc.unit]
         bound = max(unit.latest_us(e, self._config) for e in unit.anchors.values())
-        deadline, how = self._until_bound(sc, bound, "the most the unit takes for any event a step counts from", since)
+        deadline, how, _ = self._until_bound(sc, bound, "the most the unit takes for any event a step counts from",
+                                             since)
         line = RIG_ANCHORS[sc.unit][step.at.anchor]
         try:
             return self.d.seen(line, previous, step.at.next, max(0, deadline - self.d.now_us()))
@@ -366,8 +375,9 @@ class Runner:
             raise _Missing(f"no {step.at.anchor} (the rig's capture of line {line}, anchor of step at line "
                            f"{step.line} in {sc.name!r}) {how}") from None
 
-    def _until(self, sc: Scenario, event: str, since: int) -> tuple[int, str]:
-        """Until when (host time) to wait for event, and how that was decided, to say if it never comes.
+    def _until(self, sc: Scenario, event: str, since: int) -> tuple[int, str, int]:
+        """Until when (host time) to wait for event, how that was decided (to say if it never comes), and
+        the same deadline on the unit's clock (an event stamped by then counts, however late it arrived).
 
         The unit's own bound for it after the latest step time (the catalogue's latest_after_input over
         the scenario's configuration) plus WAIT_MARGIN_US; a scenario's timeout_us, from now, instead."""
@@ -377,18 +387,19 @@ class Runner:
         return self._until_bound(sc, unit.latest_us(event, self._config),
                                  f"{unit.latest_after_input[event].text}, the most it takes the unit", since)
 
-    def _until_bound(self, sc: Scenario, bound: int, why: str, since: int) -> tuple[int, str]:
-        """The wait's deadline (host time) and how it was decided: the scenario's timeout_us from now, else bound
-        (why it is the bound) after the step time since, plus WAIT_MARGIN_US."""
+    def _until_bound(self, sc: Scenario, bound: int, why: str, since: int) -> tuple[int, str, int]:
+        """The wait's deadline (host time), how it was decided and the deadline in device time: the scenario's
+        timeout_us from now, else bound (why it is the bound) after the step time since, plus WAIT_MARGIN_US."""
         d = self.d
-        if sc.timeout_us is not None:
-            return d.now_us() + sc.timeout_us, f"within {duration(sc.timeout_us)} (the scenario's timeout_us)"
-        deadline = since + bound + WAIT_MARGIN_US
         est = d.clock.estimate or d.sync_clock()
+        if sc.timeout_us is not None:
+            host = d.now_us() + sc.timeout_us
+            return host, f"within {duration(sc.timeout_us)} (the scenario's timeout_us)", int(est.to_device(host))
+        deadline = since + bound + WAIT_MARGIN_US
         start = self._race_ref.start_dev_us
         return int(est.to_host(deadline)), (
             f"by {duration(deadline - start)}: {duration(bound)} ({why}) after the step time "
-            f"{duration(since - start)}, plus a margin of {duration(WAIT_MARGIN_US)}")
+            f"{duration(since - start)}, plus a margin of {duration(WAIT_MARGIN_US)}"), deadline
     def _cast(self, step: Step, anchor_t: int, t: int, events: list[Frame], race: RaceResult) -> Step:
         """The step with the players its roles name: the roles in force at its anchor time, as the
         unit reported them up to then. The runner waits for those reports (and asks the unit how far
@@ -416,6 +427,12 @@ class Runner:
         if not (d.link.virtual and est.best_rtt_us == 0):
             needed = self._lead()
             lead = t - d.device_now()
+            if lead < needed <= t - anchor_t - d.transit_margin_us():
+                # the step leaves the time a stimulus needs after its anchor: the reports came late (lost
+                # and fetched back), which is the link's doing; the race is run again like any late stimulus
+                raise LateStimulus(f"{where} names {', '.join(step.roles)}: the unit's reports up to its anchor "
+                                   f"at {anchor_t - start} us came in too late to schedule it ({lead} us before "
+                                   f"the step's {t - start} us, less than the {needed} us this link needs)")
             if lead < needed:
                 raise ScheduleError(f"{where} names {', '.join(step.roles)}: who that is is known once the unit has "
                                     f"reported everything up to its anchor at {anchor_t - start} us, which left "
@@ -556,7 +573,7 @@ class Runner:
             timeout = expr.evaluate(step.timeout, env)
             est = self.d.clock.estimate or self.d.sync_clock()
             until = (int(est.to_host(previous + timeout)),
-                     f"within {timeout} us of the previous step (its timeout)")
+                     f"within {timeout} us of the previous step (its timeout)", previous + timeout)
             if step.on_timeout == "continue":
                 try:
                     f = self._wait_event(lambda f: f.dev_us >= previous and self._fits(pattern, f, events), until,
@@ -649,9 +666,19 @@ class Runner:
             self._press_due(t, events)
         self.d.wait_until(t, collect=events)
 
-    def _wait_event(self, pred, until: tuple[int, str], what: str, events: list[Frame]) -> Frame:
+    def _wait_event(self, pred, until: tuple[int, str, int], what: str, events: list[Frame]) -> Frame:
+        """The first event pred accepts, stamped by the deadline on the unit's clock: one that comes later
+        (held up on the link, read while the unit was asked how far it got) came too late, as on a clean line."""
+        deadline, how, dev_deadline = until
+        f = self._first(pred, deadline, what, events)
+        if f is not None and f.dev_us <= dev_deadline:
+            return f
+        return self._missing(pred, what, how, dev_deadline, events)
+
+    def _first(self, pred, deadline: int, what: str, events: list[Frame]) -> Frame | None:
+        """The first event pred accepts by the host deadline (None if none came), host-timed presses
+        going out as they fall due meanwhile."""
         d = self.d
-        deadline, how = until
         while self._queue:
             est = d.clock.estimate or d.sync_clock()
             next_at = self._queue[0][0]
@@ -671,18 +698,32 @@ class Runner:
         try:
             return d.wait_for(pred, max(0, deadline - d.now_us()), what, collect=events)
         except WaitTimeout:
-            self._missing(what, how)
+            return None
 
-    def _missing(self, what: str, how: str):
-        """The event never came. If the unit still answers, that is the race's failure (the unit's,
-        or the scenario's), said with the unit's state; if it does not, the link's."""
+    def _missing(self, pred, what: str, how: str, dev_deadline: int, events: list[Frame]) -> Frame:
+        """The event has not come by the deadline. Before that is judged, everything the unit says it sent
+        is fetched back: an event recovered now but stamped by the deadline (on the unit's clock) came in
+        time, and is returned. If it is not among them, that is the race's failure (the unit's, or the
+        scenario's), said with the unit's state; if events are lost for good, or the unit does not answer,
+        it is the link's."""
         d = self.d
         try:
-            st = d.status()
+            st = d.catch_up()
+        except DeviceReset:
+            raise
         except LinkError:
             raise WaitTimeout(f"{d.url}: no {what} {how}, and the unit does not answer") from None   # the link's
-        if d.reset_detected is not None:
-            raise d.reset_detected      # the unit rebooted (its BOOT lost): the race was cut, not failed
+        n = len(events)
+        events.extend(d.inbox)
+        d.inbox.clear()
+        for f in events[n:]:
+            if pred(f) and f.dev_us <= dev_deadline:
+                self._frontier = max(self._frontier, f.dev_us)
+                return f
+        lost = d.events.lost[self._lost0:]
+        if lost:    # given up now or earlier in the race: the event may be among them
+            raise LinkError(f"{d.url}: no {what} {how}, and events that may hold it are lost on the link "
+                            f"({describe_lost(lost)})")
         state = cat.enum_name(f"{d.kind}_state", st.state)
         raise _Missing(f"no {what} {how}; the unit is in state {state} (STATUS: "
                        f"{st.pending_injects} stimuli pending, {st.cards} cards)")

@@ -16,7 +16,7 @@ from unohil.protocol import Frame, FrameError, StreamDecoder, Unwrapper, catalog
 from unohil.protocol import msg as M
 
 from unohil.harness.session.clocksync import ClockEstimate, ClockSync, SyncSample
-from unohil.harness.session.events import EventSequencer, Resend
+from unohil.harness.session.events import RESEND_TRIES, EventSequencer, Resend
 from unohil.harness.errors import CommandTimeout, DeviceMismatch, DeviceReset, LinkClosed, LinkError, Nak, WaitTimeout
 from unohil.harness.session.health import LinkHealth
 from unohil.harness.links import Link, claim, open_link
@@ -616,7 +616,7 @@ class Driver:
         """Receive (recovering gaps) every event before next_seq. False if some are lost."""
         lost = self.health.events_lost
         ev = self.events
-        deadline = self.link.now_us() + 4 * self.command_timeout_us
+        deadline = self.link.now_us() + (RESEND_TRIES + 1) * self.command_timeout_us
         while True:
             if ev.next is None or self._reset is not None or self.health.events_lost != lost:
                 return False
@@ -658,9 +658,22 @@ class Driver:
                 break
         return self.clock.estimate
 
+    def _timed(self, make) -> tuple[int, Frame]:
+        """(host send time, reply) of a command made by make(t1). Each try is sent afresh with its own send
+        time: a retry's reply timed from the first try would count that try's timeout into the round trip
+        and shift the clock mapping by half of it (seconds, once every exchange of a sync needed a retry)."""
+        for attempt in range(3):
+            t1 = self.link.now_us()
+            try:
+                return t1, self.command(make(t1), retries=0)
+            except CommandTimeout:
+                if attempt == 2:
+                    raise
+                self.health.retries += 1
+        raise AssertionError("unreachable")
+
     def _sync_exchange(self) -> None:
-        t1 = self.link.now_us()
-        reply = self.command(M.TIME_SYNC(t1_host_us=t1))
+        t1, reply = self._timed(lambda t1: M.TIME_SYNC(t1_host_us=t1))
         m = reply.msg
         if m.t1_host_us != t1:
             return      # the answer to another exchange (a duplicate, a retry's): not a sample
@@ -672,8 +685,7 @@ class Driver:
         """For a unit without TIME_SYNC (an optional capability): a reply's header time is a device
         time between its command's arrival and the reply's departure (SPEC 3), so STATUS_GET round
         trips bound the offset as TIME_SYNC's do, with the unit's turnaround inside the round trip."""
-        t1 = self.link.now_us()
-        reply = self.command(M.STATUS_GET())
+        t1, reply = self._timed(lambda t1: M.STATUS_GET())
         self.clock.add(SyncSample(t1, reply.dev_us, reply.dev_us, reply.host_us))
 
     def dev_to_host(self, dev_us: int) -> float:
@@ -749,14 +761,29 @@ class Driver:
         leaves none, so ask the device how far it has got (STATUS) and recover the rest.
         Events that cannot be recovered are counted in health.events_lost. Raises
         DeviceReset if the device rebooted."""
-        self._raise_if_reset()
-        st = self.status()
-        self._raise_if_reset()
-        self._events_until(st.next_event_seq)
-        self._raise_if_reset()
+        self.catch_up()
         if collect is not None:
             collect.extend(self.inbox)
         self.inbox.clear()
+
+    def catch_up(self, asks: int = 3):
+        """Fetch back everything the unit says it has sent: its event count (STATUS, asked up to
+        `asks` times, each with its retries, since a race is judged on the answer) and every event
+        before it (EVENT_RESEND, retried). Returns the STATUS; what could not be fetched back is in
+        health.events_lost and events.lost. Raises CommandTimeout when STATUS never comes back,
+        DeviceReset when the unit rebooted."""
+        self._raise_if_reset()
+        for ask in range(asks):
+            try:
+                st = self.status()
+                break
+            except CommandTimeout:
+                if ask == asks - 1:
+                    raise
+        self._raise_if_reset()
+        self._events_until(st.next_event_seq)
+        self._raise_if_reset()
+        return st
 
     def transit_margin_us(self) -> int:
         """How long after the host time of a device time its events may still be on their way: what
@@ -794,7 +821,7 @@ class Driver:
         while self.link.now_us() < target:
             self._raise_if_reset()
             self._check_recovery()
-            self._pump(int(target))
+            self._pump(self._resend_deadline(int(target)))
         # what has arrived by then is read too: on a virtual link all output due at dev_us; on a real one a
         # target already past (another device was waited for first) waits for nothing, but events up to
         # dev_us may be sitting in the link's buffer

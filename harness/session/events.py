@@ -4,7 +4,8 @@ EVENT_RESEND or counted as lost. Pure: the driver does the I/O and passes the ti
 An event whose event_seq is the next one goes to the inbox. One further ahead is held, and the
 range before it is asked for again (send(Resend), which the driver turns into EVENT_RESEND);
 due() asks again when the answer is overdue, at most RESEND_TRIES times, and then the range is
-given up as lost. An older one, or one already held, is a duplicate.
+given up as lost. An older one, or one already held, is a duplicate. Every range given up is kept
+in `lost` (first event_seq, count), so what could not be recovered can be named.
 """
 from __future__ import annotations
 
@@ -15,8 +16,14 @@ from unohil.protocol import Frame, catalogue as cat
 
 from unohil.harness.session.health import LinkHealth
 
-RESEND_TRIES = 3
+RESEND_TRIES = 6
 MAX_HELD = cat.EVENT_BUFFER * 4
+# The device sends the resent events right behind its ACK (SPEC 4.5), so once the ACK is in they are
+# overdue after their transit: a resent copy lost on the line is asked for again then, not after a
+# whole reply timeout, which would hold every later event (an anchor the runner waits for) that long.
+# 4 ms an event is one of up to 46 bytes at 115,200 baud; 20 ms is the link's and the host's slack.
+FOLLOW_US = 20_000
+FOLLOW_PER_EVENT_US = 4_000
 
 
 class Resend:
@@ -43,6 +50,7 @@ class EventSequencer:
         self.next: int | None = None        # the event_seq expected next; None outside a session
         self.held: dict[int, Frame] = {}
         self.resend: Resend | None = None
+        self.lost: list[tuple[int, int]] = []   # (first event_seq, count) of every range given up
 
     def start(self, next_seq: int) -> None:
         """A session begins: the device's next event will carry next_seq."""
@@ -120,8 +128,12 @@ class EventSequencer:
         """The device ACKed the resend, saying it sends `sent` of the range: it keeps only its
         newest events, so the oldest of the range are gone for good."""
         r = self.resend
-        if r is not None and r.count - sent > 0:
+        if r is None:
+            return
+        if r.count - sent > 0:
             self._skip_lost(r.count - sent, now_us)
+        if self.resend is r:
+            r.deadline = min(r.deadline, now_us + FOLLOW_US + FOLLOW_PER_EVENT_US * sent)
 
     def due(self, now_us: int) -> None:
         """Ask again if the answer to the resend is overdue; give up after RESEND_TRIES."""
@@ -155,8 +167,15 @@ class EventSequencer:
 
     def _skip_lost(self, n: int, now_us: int) -> None:
         self.health.events_lost += n
+        self.lost.append((self.next, n))
         for _ in range(n):
             if self.resend is not None:
                 self.resend.want.discard(self.next)
             self.next = (self.next + 1) & 0xFFFF
         self._flush_held(now_us)
+
+
+def describe_lost(ranges) -> str:
+    """event_seq ranges given up, in words: 'event_seq 48..49, 61'."""
+    return "event_seq " + ", ".join(str(first) if n == 1 else f"{first}..{(first + n - 1) & 0xFFFF}"
+                                    for first, n in ranges)

@@ -27,13 +27,38 @@ def prepare(d: Driver, config: Mapping[str, int] | None = None, seed: int | None
         d.reconnect()
     if d.dirty:
         d.reboot()
+    if d.clock.estimate is None:
+        # a new session's clock is synchronised before the new game, not after it: its exchanges
+        # take seconds when replies are lost, and the unit's timers would run meanwhile
+        d.sync_clock()
+    retries = d.health.retries
     d.reset("new_game", retries=2)      # a second new game (the first ACK lost) is harmless here
-    if config is not None and d.has_cap("config_set"):     # without it the unit keeps its defaults
-        d.apply_config({k: v for k, v in cat.UNITS[d.kind].with_defaults(config).items() if k != "rng_seed"})
-    if seed is not None and d.has_cap("config_set"):
-        d.config_set("rng_seed", seed & 0xFFFFFFFF)
+    if d.has_cap("config_set"):         # without it the unit keeps its defaults
+        _configure(d, config, seed)
     set_switches(d, physical or {})
+    if d.health.retries != retries:
+        # Each reply lost on the way cost a timeout, and the new game's own timers ran meanwhile (the
+        # Flash's inactivity, FL-11, counts from the RESET): one may have fired before the race began.
+        # Another new game starts them again, with the configuration now in force.
+        d.reset("new_game", retries=2)
     d.inbox.clear()
+
+
+def _configure(d: Driver, config: Mapping[str, int] | None, seed: int | None) -> None:
+    """The configuration, then the seed. A unit configures only while idle (SPEC 4.7): one that left its
+    new game meanwhile on its own (asleep, FL-11, while replies lost on the link cost their timeouts) is
+    given another new game and the rest sent again; refused twice, the refusal is the unit's."""
+    for attempt in (0, 1):
+        try:
+            if config is not None:
+                d.apply_config({k: v for k, v in cat.UNITS[d.kind].with_defaults(config).items() if k != "rng_seed"})
+            if seed is not None:
+                d.config_set("rng_seed", seed & 0xFFFFFFFF)
+            return
+        except Nak as exc:
+            if attempt or exc.error != "wrong_state":
+                raise
+            d.reset("new_game", retries=2)
 
 
 def set_switches(d: Driver, physical: Mapping[str, str]) -> None:
