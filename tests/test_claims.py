@@ -99,7 +99,8 @@ def test_two_units_sharing_a_serial_are_each_locked_by_endpoint_and_the_run_says
     again.identified("showdown", 7, 0x2222)
     (message,) = said()
     assert "/dev/ttyUSB9: another showdown unit reports serial 7 at once" in message
-    assert "10.0.0.1:7000" in message and "locked by its endpoint only" in message
+    assert f"held by pid {os.getpid()}" in message and "as socket://rig-a:7000" in message
+    assert "locked by its endpoint only" in message
     with pytest.raises(DeviceBusy, match="the unit at /dev/ttyUSB9 is in use"):      # its endpoint still is
         claim.Claim("/dev/ttyUSB9", "port /dev/ttyUSB9").take()
     again.release()

@@ -145,3 +145,13 @@ def test_every_spelling_of_a_held_unit_is_refused_and_the_holding_run_goes_on(em
         assert rc == 0 and SUBSET_PASSED in out, (url, out, err)
     connections = log.read_text()
     assert connections.count(" connect ") == 1 and "replacing" not in connections, connections
+
+
+def test_a_run_says_once_on_stderr_that_a_unit_sharing_a_serial_is_locked_by_endpoint_only(emulator_process):
+    _a, (path_a,) = emulator_process("showdown", "--pty", "--serial", "5")
+    _b, (path_b,) = emulator_process("showdown", "--pty", "--serial", "5")
+    with Driver.open(path_a):
+        rc, out, err = _finish(_cli(["hello", "--device", path_b], _env(os.environ["UNOHIL_LOCK_DIR"])), 60)
+    assert rc == 0 and "showdown unit, serial 5" in out
+    assert err.count(f"{path_b}: another showdown unit reports serial 5 at once, held by pid {os.getpid()}") == 1, err
+    assert "locked by its endpoint only" in err

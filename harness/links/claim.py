@@ -224,7 +224,7 @@ class Claim:
             if info.get("boot_id") not in (None, boot_id):
                 say_once(("shared serial", kind, serial, here),
                          f"{self.url}: another {kind} unit reports serial {serial} at once, held by "
-                         f"{describe_holder(info)} at {_where(info.get('endpoint'))}: two units share "
+                         f"{describe_holder(info)}: two units share "
                          f"this serial, so each is locked by its endpoint only; give each unit a serial "
                          f"of its own to lock it whichever route reaches it")
                 return
