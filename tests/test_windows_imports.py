@@ -59,3 +59,36 @@ def test_the_package_imports_and_runs_scenarios_without_fcntl_termios_or_pty():
     assert int(modules) > 100 and lock == "_lockf" and url.startswith("socket://127.0.0.1:")
     assert (emu, tcp) == ("0", "0"), out.stdout + out.stderr
     assert out.stdout.count("pass      clean win for") == 4, out.stdout
+
+
+HOLD = r'''
+import sys
+sys.modules["fcntl"] = None
+from unohil.harness.errors import DeviceBusy
+from unohil.harness.links import claim, hostlock
+assert hostlock._lock is hostlock._lockf
+c = claim.Claim("socket://rig:1", "tcp 192.0.2.5:1")
+if sys.argv[1] == "hold":
+    c.take()
+    print("held", flush=True)
+    sys.stdin.readline()
+else:
+    try:
+        c.take()
+    except DeviceBusy as exc:
+        print(exc.holder["pid"])
+'''
+
+
+def test_without_fcntl_the_lock_still_refuses_another_process():
+    holder = subprocess.Popen([sys.executable, "-c", HOLD, "hold"], cwd=ROOT, stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        other = subprocess.run([sys.executable, "-c", HOLD, "try"], cwd=ROOT, capture_output=True, text=True,
+                               timeout=60)
+        assert other.stdout.strip() == str(holder.pid), other.stderr
+    finally:
+        holder.communicate("\n", timeout=30)
+    again = subprocess.run([sys.executable, "-c", HOLD, "try"], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert again.returncode == 0 and again.stdout == "", again.stderr      # let go with its holder
