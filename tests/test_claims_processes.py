@@ -67,14 +67,24 @@ def _wait_held(url: str, pid: int, run: subprocess.Popen) -> None:
     raise AssertionError(f"the run never held {url}: {_finish(run)}")
 
 
+def _freed(path: str) -> None:
+    """Until the kernel has let go of a closed pty (it releases the number a moment after the last
+    close, and removes its /dev/pts entry then)."""
+    deadline = time.monotonic() + 10
+    while os.path.exists(path) and time.monotonic() < deadline:
+        time.sleep(0.02)
+
+
 def _pty_reused(emulator_process, path: str):
     """A new emulator process whose pty is path, freed a moment ago (the kernel gives the lowest free
     pty number; another process may take it first: then try again)."""
+    _freed(path)
     for _ in range(8):
         proc, (got,) = emulator_process("showdown", "--pty")
         if got == path:
             return proc
         _stop(proc)
+        _freed(got)
     pytest.skip(f"{path} was taken by another process each time it was freed: no reused pty to test with")
 
 
