@@ -4,7 +4,8 @@ Serves N independent units until SIGINT or SIGTERM. stdout gets one line per uni
 the path or URL a host opens (a pty's /dev/pts/N, or socket://HOST:PORT), so a
 script can read the lines and connect; everything else goes to stderr.
 
-Unit i (from 0) gets serial SERIAL+i and seed SEED+i. With --tcp HOST:PORT, unit i
+Unit i (from 0) gets serial SERIAL+i (without --serial: PID*4096+i, this process's id and the
+unit's index, so units served by two processes are never taken for one) and seed SEED+i. With --tcp HOST:PORT, unit i
 listens on PORT+i; PORT 0 gives every unit a free port. One process serves thousands: each
 unit takes two file descriptors, and when the soft RLIMIT_NOFILE is too low for N units it is
 raised to the hard limit; when even that is too low, one message says how many are needed and
@@ -38,7 +39,7 @@ from dataclasses import replace
 from unohil.protocol.catalogue import ENUM_VALUES
 
 from .clock import RealClock
-from .device import Device, model_class
+from .device import Device, model_class, own_serial
 from .faults import parse as parse_faults
 from .serve import FDS_PER_UNIT, PtyPort, Server, TcpPort, ensure_fd_limit, fds_needed
 
@@ -55,7 +56,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--clock", choices=("real", "virtual"), default="real",
                         help="real: true device time; virtual: timers at exact device times (default real)")
     parser.add_argument("--seed", type=int, default=1, help="rng_seed of unit 0 (unit i: SEED+i)")
-    parser.add_argument("--serial", type=int, default=1, help="serial number of unit 0 (unit i: SERIAL+i)")
+    parser.add_argument("--serial", type=int, default=None,
+                        help="serial number of unit 0 (unit i: SERIAL+i); default PID*4096+i, of this "
+                             "process's own, so that no other served unit on this host reports it")
     parser.add_argument("--boot-time-us", type=int, default=0, metavar="US",
                         help="device counter at boot (e.g. 4294000000 to cross the u32 wrap soon)")
     parser.add_argument("--card-capacity", type=int, default=None, metavar="N", help="unit option card_capacity")
@@ -187,7 +190,8 @@ def run(args: argparse.Namespace) -> int:
     try:
         devices = []
         for i in range(args.count):
-            device = Device(args.kind, clock, seed=args.seed + i, serial=args.serial + i,
+            serial = own_serial(i) if args.serial is None else args.serial + i
+            device = Device(args.kind, clock, seed=args.seed + i, serial=serial,
                             boot_time_us=args.boot_time_us, salt=os.urandom(8), rng=args.rng,
                             without=args.without, timer_lag_us=args.timer_lag_us, **options)
             try:

@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib
+import os
 import random
 from collections import deque
 
@@ -112,6 +113,13 @@ GENERATORS = {"reference": Pcg32, "python": random.Random}
 
 def _unsupported(device, frame, m, t) -> int:
     return ERROR.unsupported
+
+
+def own_serial(index: int = 0, pid: int | None = None) -> int:
+    """A serial that no other unit served on this host reports now: this process's pid and the unit's
+    index, pid * 4096 + index, so that two emulator processes are never one unit to the harness's
+    claims (harness/links/claim.py). Taken modulo NONE_U32, the serial of a unit that has none."""
+    return ((os.getpid() if pid is None else pid) * 4096 + index) % 0xFFFFFFFF
 
 
 class Device:

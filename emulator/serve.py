@@ -47,12 +47,9 @@ import errno
 import gc
 import math
 import os
-import resource
 import selectors
 import socket
 import sys
-import termios
-import tty
 from collections import deque
 
 from . import faults as _faults
@@ -117,6 +114,10 @@ def fds_needed(units: int) -> int:
 def ensure_fd_limit(need: int, what: str) -> None:
     """Make sure this process may open need descriptors: raise the soft RLIMIT_NOFILE up to the hard
     limit when that is enough, else ValueError saying what (e.g. "2000 units") needs how many."""
+    try:
+        import resource
+    except ImportError:         # Windows: no RLIMIT_NOFILE to raise
+        return
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     if soft == resource.RLIM_INFINITY or need <= soft:
         return
@@ -177,6 +178,7 @@ class Port:
 
 class PtyPort(Port):
     def __init__(self) -> None:
+        import tty      # here, not at the top: a unit served on TCP needs no tty (nor Windows, which has none)
         super().__init__()
         try:
             self.master, self.slave = os.openpty()
@@ -207,6 +209,8 @@ class PtyPort(Port):
             os.close(self.slave)
         except OSError:
             pass
+        import termios
+        import tty
         self.slave = os.open(self.name, os.O_RDWR | os.O_NOCTTY)
         tty.setraw(self.slave, termios.TCSANOW)
 

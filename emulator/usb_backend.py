@@ -37,7 +37,7 @@ models what a host sees of a full-speed board (SPEC.md section 10.1):
 get_backend() (pyusb's convention for backend modules) returns one process-wide
 backend whose units are described by the environment variable UNOHIL_USB_UNITS:
 comma-separated KIND[?option=value&...], e.g. "showdown?serial=1,showdown?serial=2"
-(default: one showdown). Options: serial, seed, clock (real | virtual), vid, pid,
+(default: one showdown). Options: serial (default PID*4096+i, of this process's own), seed, clock (real | virtual), vid, pid,
 access, configured, zlp, boot_time_us, and the unit options (card_capacity,
 players).
 """
@@ -59,7 +59,7 @@ import usb.backend
 from usb.core import USBError, USBTimeoutError
 
 from .clock import RealClock
-from .device import FIRMWARE, Device
+from .device import FIRMWARE, Device, own_serial
 from .serve import Server, SocketPort
 
 VID = 0x1209
@@ -592,7 +592,7 @@ def get_backend() -> EmulatedBackend:
         if _SHARED is None:
             backend = EmulatedBackend()
             for i, (kind, opts) in enumerate(parse_units(os.environ.get("UNOHIL_USB_UNITS", "showdown"))):
-                opts.setdefault("serial", i + 1)
+                opts.setdefault("serial", own_serial(i))       # as unohil emulate's: two processes, two units
                 opts.setdefault("seed", i + 1)
                 backend.add(kind, **opts)
             _SHARED = backend

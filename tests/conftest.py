@@ -48,8 +48,9 @@ pytest_plugins = ["pytester"]
 
 @pytest.fixture(autouse=True)
 def private_unit_locks(tmp_path_factory, monkeypatch):
-    """Each test claims units in a lock folder of its own: the suite's emulators all have serial 1,
-    and two tests on two workers each driving their own emulator are not one unit shared."""
+    """Each test claims units in a lock folder of its own: tests claim made-up endpoints and
+    serials (tcp 10.0.0.1:7000, showdown serial 42) that two workers would otherwise share.
+    test_claims_processes.py leaves it on purpose, to run in the system's default folder."""
     monkeypatch.setenv("UNOHIL_LOCK_DIR", str(tmp_path_factory.mktemp("locks")))
 
 

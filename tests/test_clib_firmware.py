@@ -116,3 +116,21 @@ def test_the_firmware_conforms_and_passes_the_whole_library(firmware, tmp_path):
     assert "needs a unit with no landing_sensor" in run.stdout
     assert "needs a rig (--rig URL)" in run.stdout
     assert sd11.returncode == 0 and re.search(r"1 passed, 0 failed, 0 skipped", sd11.stdout), sd11.stdout[-2000:]
+
+
+def test_two_copies_of_the_firmware_are_two_units_each_with_a_serial_from_its_pid(firmware):
+    """Without --serial the POSIX port's serial is pid * 4096 (as the emulator's unit 0): two copies on one
+    host are two units to the claims, not one unit reached twice."""
+    from unohil.emulator.device import own_serial
+    from unohil.harness.session.driver import Driver
+    procs = [subprocess.Popen([str(firmware)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+             for _ in range(2)]
+    try:
+        paths = [p.stdout.readline().strip() for p in procs]
+        with Driver.open(paths[0]) as a, Driver.open(paths[1]) as b:
+            serials = [a.identity.serial, b.identity.serial]
+    finally:
+        for p in procs:
+            p.terminate()
+            p.wait(timeout=10)
+    assert serials == [own_serial(0, pid=p.pid) for p in procs] and serials[0] != serials[1]

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from unohil.protocol import ENUMS, PARAMS_BY_NAME, msg
+from unohil.protocol.catalogue import NONE_U32
 from unohil.protocol.devtime import wrap
 
 from unohil.emulator.inprocess import start_real
@@ -199,3 +200,22 @@ def test_spin_until_gives_way_to_bytes_that_arrive_before_the_due_time():
         watching.close()
         os.close(r)
         os.close(w)
+
+
+def test_without_serial_each_served_unit_has_one_of_its_own():
+    """pid * 4096 + i: two emulator processes on one host never report one serial (claims lock by it)."""
+    from unohil.emulator.device import own_serial
+    from unohil.harness.session.driver import Driver
+    served = [spawn("showdown", "--tcp", "127.0.0.1:0", "--count", "2") for _ in range(2)]
+    try:
+        got = []
+        for proc, urls in served:
+            for url in urls:
+                with Driver.open(url) as d:
+                    got.append(d.identity.serial)
+    finally:
+        for proc, _urls in served:
+            stop(proc, signal.SIGINT)
+    assert got == [own_serial(i, pid=proc.pid) for proc, _urls in served for i in range(2)]
+    assert len(set(got)) == 4
+    assert own_serial(4095, pid=2**20 - 1) != NONE_U32          # pid * 4096 + i would be NONE_U32 itself

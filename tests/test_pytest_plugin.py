@@ -248,7 +248,7 @@ def test_xdist_workers_find_no_free_device_and_fail_clearly(pytester, emulator_p
             h.close()
     result.assert_outcomes(errors=2)
     result.stdout.fnmatch_lines(["*every showdown device in the pool is claimed by another process: socket://"
-                                 f"127.0.0.1:*: the unit at 127.0.0.1:* is in use by pid {os.getpid()}*"])
+                                 f"127.0.0.1:*: the unit at localhost:* is in use by pid {os.getpid()}*"])
 
 
 def test_fewer_devices_than_workers_stops_the_session_at_start(pytester):

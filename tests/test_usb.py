@@ -346,3 +346,14 @@ def test_the_backend_can_come_from_the_environment():
                           cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
     assert "showdown unit, serial 66" in proc.stdout and "seed 8" in proc.stdout
+
+
+def test_the_environments_units_get_serials_of_the_process_own():
+    """Two harness processes on one host, each with its emulated bus: two units, not one seen twice."""
+    from unohil.emulator.device import own_serial
+    env = dict(os.environ, UNOHIL_USB_BACKEND="unohil.emulator.usb_backend", UNOHIL_USB_UNITS="showdown")
+    proc = subprocess.Popen([sys.executable, "-m", "unohil.harness.cli", "hello", "--device", "usb://1209:0001"],
+                            cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 0, err
+    assert f"showdown unit, serial {own_serial(0, pid=proc.pid)}" in out

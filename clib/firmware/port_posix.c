@@ -1,7 +1,7 @@
 /* The POSIX port of the sample Showdown firmware: the HAL of hal.h on a pseudo-terminal, so that any
  * serial program (the harness: unohil conform --device PATH) can open the unit.
  *
- *   showdown-posix [--seed N] [--serial N] [--no-landing-sensor]
+ *   showdown-posix [--seed N] [--serial N] [--no-landing-sensor]      (serial: pid * 4096 unless given)
  *
  * prints the pty's path on its first line, then serves until SIGINT or SIGTERM. The µs counter is
  * CLOCK_MONOTONIC; the pins read released (nobody stands at a pty); lights are only reported.
@@ -131,7 +131,10 @@ int main(int argc, char **argv)
     static struct unit u;
     static struct showdown game;
     const struct game_ops *ops = &showdown_ops;
-    uint32_t seed = 1, serial = 1;
+    uint32_t seed = 1;
+    /* a serial of its own, from the pid (as the Python emulator's unit 0: pid * 4096, never
+       NONE_U32): two copies running on one host are two units to the harness's claims */
+    uint32_t serial = (uint32_t)(((uint64_t)getpid() * 4096u) % 0xFFFFFFFFull);
     char path[128];
     int i;
     for (i = 1; i < argc; i++) {

@@ -27,7 +27,6 @@ import struct
 import subprocess
 import sys
 import time
-import tty
 
 from unohil.protocol.devtime import diff
 
@@ -80,6 +79,7 @@ def spawn_emulator(kind: str = "showdown", seed: int = 1, realtime: bool = True)
 
 
 def _pty_pair() -> tuple[int, int]:
+    import tty      # only where a pty is opened: the harness imports on Windows, which has none
     master, slave = os.openpty()
     tty.setraw(master)
     tty.setraw(slave)

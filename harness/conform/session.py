@@ -78,7 +78,7 @@ class Conformance:
         if kind not in RECIPES:
             raise ConformError(f"{self.link.url}: IDENTITY.kind {r.msg.kind} is not a unit kind of protocol "
                                f"{cat.MAJOR}.{cat.MINOR}")
-        claim.identified(self.link, kind, r.msg.serial)     # refused if another route holds this unit
+        claim.identified(self.link, kind, r.msg.serial, r.msg.boot_id)     # refused if another route holds this unit
         self.kind, self.ident, self.recipe = kind, r.msg, RECIPES[kind]
 
     def _phase(self, phase: str) -> None:

@@ -10,7 +10,8 @@ protocol_handler_packages does):
   emu://KIND?seed=..&clock=virtual|real   an in-process emulator (emu.py)
   usb://VID:PID?serial=..                 a unit's USB bulk endpoints (usb.py)
   labgrid://PLACE, labgrid://+, labgrid://?TAG=VALUE  a place of a labgrid coordinator (labgrid.py)
-  anything pyserial's serial_for_url opens: /dev/ttyACM0, COM3, socket://h:p, rfc2217://h:p, loop://
+  socket://h:p                            raw TCP, connected here (serial.py)
+  anything pyserial's serial_for_url opens: /dev/ttyACM0, COM3, rfc2217://h:p, loop://
 
 Every link but the private ones holds a claim on its unit until closed (claim.py).
 """

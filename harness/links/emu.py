@@ -4,6 +4,9 @@ rng=python gives the unit another allowed generator instead of SPEC 6's referenc
 reference_rng bit clear), without=CAP,... clears optional capabilities, landing_sensor=0 takes the
 Showdown's landing sensor away, timer_lag_us=L stamps every timer event L us after its scheduled
 time (PR-1 allows it): the variants a harness must be right about.
+serial=N is the unit's serial; unlike a served emulator's (pid * 4096 + i) it defaults to 1: the
+unit is private to this process and never claimed, and its seed and serial seed its faulty line and
+its boot ids, so a run on the virtual clock is the same every time.
 faults puts a faulty line between the harness and the unit (emulator/faults.py has the
 vocabulary, e.g. faults=corrupt=1e-3,dropframe=1e-3,delay=50us..2ms).
 

@@ -1,12 +1,14 @@
-"""Ports pyserial opens (serial paths, socket://, rfc2217://, loop://): an FdLink where there is a descriptor, else SerialLink."""
+"""Ports pyserial opens (serial paths, rfc2217://, loop://): an FdLink where there is a descriptor, else SerialLink;
+and socket://, connected here without pyserial."""
 from __future__ import annotations
 
 import errno
+import socket
 import time
 from urllib.parse import urlsplit
 
 from unohil.harness.errors import DeviceURLError, LinkClosed
-from unohil.harness.links import Link
+from unohil.harness.links import Link, query_options
 from unohil.harness.links.fd import FdLink
 
 
@@ -61,7 +63,38 @@ class SerialLink:
             self._ser.close()
 
 
+CONNECT_TIMEOUT_S = 5.0        # as pyserial's socket://
+
+
+def open_socket(url: str) -> Link:
+    """socket://HOST:PORT, connected here: pyserial's own handler would need all of pyserial, which
+    on POSIX imports termios and fcntl for a plain TCP connection."""
+    query_options(url, {})
+    host, port = _host_port(url, "socket")
+    try:
+        sock = socket.create_connection((host, port), timeout=CONNECT_TIMEOUT_S)
+    except OSError as exc:
+        raise DeviceURLError(_explain_open_error(url, exc)) from None
+    sock.setblocking(True)
+    return FdLink(url, sock=sock)
+
+
+def _host_port(url: str, scheme: str) -> tuple[str, int]:
+    """The URL's host and port, or the error pyserial's own words would hide (they are about its
+    logging options, or a None comparison)."""
+    parts = urlsplit(url)
+    try:
+        port = parts.port
+    except ValueError:
+        port = -1
+    if port is None or not 1 <= port <= 65535 or not parts.hostname:
+        raise DeviceURLError(f"{url}: give a host and a port from 1 to 65535, e.g. {scheme}://rig-3:7000")
+    return parts.hostname, port
+
+
 def open_pyserial(url: str) -> Link:
+    if url.lower().startswith("socket://"):
+        return open_socket(url)
     try:
         import serial
     except ImportError:
@@ -73,14 +106,8 @@ def open_pyserial(url: str) -> Link:
     if scheme and scheme not in ("socket", "rfc2217", "loop", "spy", "hwgrep", "alt", "cp2110"):
         raise DeviceURLError(f"{url}: unknown scheme {scheme!r}; use a serial port path, socket://, "
                              f"rfc2217://, usb:// or emu://")
-    if scheme in ("socket", "rfc2217"):
-        # pyserial's own words for these are about its logging options or a None comparison
-        try:
-            port = urlsplit(url).port
-        except ValueError:
-            port = -1
-        if port is None or not 1 <= port <= 65535 or not urlsplit(url).hostname:
-            raise DeviceURLError(f"{url}: give a host and a port from 1 to 65535, e.g. {scheme}://rig-3:7000")
+    if scheme == "rfc2217":
+        _host_port(url, scheme)
     try:
         ser = serial.serial_for_url(url, do_not_open=True, baudrate=115200)
         if not scheme and hasattr(ser, "exclusive"):
@@ -90,10 +117,6 @@ def open_pyserial(url: str) -> Link:
         raise DeviceURLError(_explain_open_error(url, exc)) from None
     except (ValueError, OSError) as exc:
         raise DeviceURLError(f"{url}: cannot open: {exc}") from None
-    fd_sock = getattr(ser, "_socket", None)
-    if scheme == "socket" and fd_sock is not None:
-        fd_sock.setblocking(True)
-        return FdLink(url, sock=fd_sock, owner=ser)
     if not scheme and hasattr(ser, "fd") and ser.fd is not None:
         return FdLink(url, fd=ser.fd, owner=ser)
     return SerialLink(url, ser)

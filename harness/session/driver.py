@@ -424,7 +424,7 @@ class Driver:
             self._injected.clear()
             if self._reset is None:
                 self.health.resets += 1
-        claim.identified(self.link, kind, ident.serial)     # refused if another route holds this unit
+        claim.identified(self.link, kind, ident.serial, ident.boot_id)     # refused if another route holds this unit
         self.identity = ident
         self.kind = kind
         self.config_cache.clear()
