@@ -4,8 +4,13 @@ from __future__ import annotations
 
 import queue
 import threading
+from dataclasses import dataclass
 from typing import Callable, Generic, Iterable, TypeVar
+from urllib.parse import urlsplit
 
+from unohil.protocol import catalogue as cat
+
+from unohil.harness.errors import HarnessError
 from unohil.harness.session.driver import Driver
 from unohil.harness.session.health import LinkHealth
 
@@ -13,24 +18,67 @@ T = TypeVar("T")
 R = TypeVar("R")
 
 
+@dataclass(frozen=True)
+class Unopened:
+    """A unit of the rack that could not be opened or handshaken: why, and its kind when its URL says it."""
+    url: str
+    kind: str | None
+    error: str
+
+    def covers(self, kind: str) -> bool:
+        """Whether scenarios of this kind may have been this unit's (a URL without a kind may be any)."""
+        return self.kind is None or self.kind == kind
+
+    def describe(self) -> dict:
+        return {"url": self.url, "kind": self.kind, "serial": None, "firmware": None, "boot_id": None,
+                "catalog_crc": None, "trace": None, "error": self.error}
+
+
+def url_kind(url: str) -> str | None:
+    """The unit kind a URL names (emu://KIND), else None."""
+    parts = urlsplit(url)
+    kind = (parts.netloc or parts.path.lstrip("/")).lower() if parts.scheme == "emu" else ""
+    return kind if kind in cat.UNITS else None
+
+
 class Rack:
     """The units of a run, by kind; closed together."""
 
-    def __init__(self, drivers: Iterable[Driver]):
+    def __init__(self, drivers: Iterable[Driver], unopened: Iterable[Unopened] = ()):
         self.drivers = list(drivers)
+        self.unopened = list(unopened)
 
     @classmethod
     def open(cls, urls: list[str], kinds: set[str], trace_dir=None) -> "Rack":
-        """The devices named, or one built-in emulator (virtual clock) per kind when none are."""
+        """The devices named, or one built-in emulator (virtual clock) per kind when none are. Of several, one
+        that cannot be opened or handshaken is kept in unopened and the others are used; when none opens,
+        the first one's error is raised."""
         opened: list[Driver] = []
+        unopened: list[Unopened] = []
+        first: HarnessError | None = None
         try:
             for url in urls or [f"emu://{kind}?clock=virtual" for kind in sorted(kinds)]:
-                opened.append(Driver.open(url, trace_dir=trace_dir))
+                try:
+                    opened.append(Driver.open(url, trace_dir=trace_dir))
+                except HarnessError as exc:
+                    if len(urls) < 2:
+                        raise
+                    first = first or exc
+                    unopened.append(Unopened(url, url_kind(url), str(exc)))
         except BaseException:
             for d in opened:
                 d.close()
             raise
-        return cls(opened)
+        if not opened and first is not None:
+            raise first
+        return cls(opened, unopened)
+
+    def kinds(self) -> set[str]:
+        """The kinds the rack's units are or, for a unit that could not be opened, say they are."""
+        return {d.kind for d in self.drivers} | {u.kind for u in self.unopened if u.kind is not None}
+
+    def unopened_for(self, kind: str) -> list[Unopened]:
+        return [u for u in self.unopened if u.covers(kind)]
 
     def by_kind(self) -> dict[str, list[Driver]]:
         out: dict[str, list[Driver]] = {}
@@ -56,7 +104,7 @@ class Rack:
                         "trace": str(d.trace.path) if d.trace is not None else None,
                         "health": d.health.as_dict(),
                         "clock": d.clock.estimate.as_dict() if d.clock.estimate else None})
-        return out
+        return out + [u.describe() for u in self.unopened]
 
     def close(self) -> None:
         for d in self.drivers:

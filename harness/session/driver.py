@@ -92,6 +92,7 @@ class Driver:
         self._reset: DeviceReset | None = None
         self._stray: deque[tuple[int, str, int]] = deque(maxlen=8)  # (count, name, cmd_seq) of replies
         self._strays = 0                                            # naming no command we sent
+        self._replies = 0
         self._crc_swapped = 0           # frames whose CRC was right but byte-swapped
         self._bad_crc_naks = 0          # unattributed NAKs bad_crc: a frame of ours arrived damaged
         self.caps = 0
@@ -253,6 +254,7 @@ class Driver:
             self.trace.error(host_us, err)
 
     def _on_reply(self, frame: Frame) -> None:
+        self._replies += 1
         m = frame.msg
         if m.cmd_seq == 0xFFFF:
             self.health.naks_unattributed += 1
@@ -439,9 +441,11 @@ class Driver:
 
     def handshake(self, expect_kind: str | None = None, *, clean: bool = True, sync: bool = True):
         """Start a session: HELLO (checked), the unit brought clean (whatever an earlier session left
-        on it), the clock synchronised. A reboot on the way starts it again, within
+        on it), the clock synchronised. A reboot on the way, or a command whose tries all went
+        unanswered while the unit did answer something (the line loses replies), starts it again, within
         HANDSHAKE_BUDGET_US. Returns the IDENTITY."""
         deadline = self.link.now_us() + self.HANDSHAKE_BUDGET_US
+        heard = self._heard()
         while True:
             try:
                 ident = self.hello(expect_kind=expect_kind)
@@ -455,7 +459,18 @@ class Driver:
                     raise
                 self._note("the unit rebooted during the handshake: starting it again")
                 self.unwrap.reset()
-                self._pending.clear()
+            except CommandTimeout as exc:
+                # Replies lost on a line that does carry the unit's bytes (damaged, cut): worth asking again
+                # while the budget lasts. A unit that sent nothing at all is reported after HELLO's own tries.
+                if self._heard() == heard or self.link.now_us() >= deadline:
+                    raise
+                self._note(f"{exc}: starting the handshake again")
+                self.health.retries += 1
+            self._pending.clear()
+
+    def _heard(self) -> int:
+        """Replies and damaged frames received so far: what a unit that answers sends on a bad line."""
+        return self._replies + self.health.bad_frames + self.health.bytes_dropped
 
     def bring_clean(self) -> int:
         """Drop what an earlier session may have left on the unit: a process killed mid-race leaves

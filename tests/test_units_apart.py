@@ -1,0 +1,68 @@
+"""Units apart (issue 29, item 6): one unit's bad handshake never stops the others.
+
+A handshake whose replies are lost on a line that carries the unit's bytes is started again within its
+budget; a unit that sends nothing is reported after HELLO's tries. In a run of several units, one that
+cannot be opened is reported, its scenarios are link errors naming the cause, and the others run.
+Virtual clock throughout.
+"""
+import json
+
+import pytest
+
+from unohil.harness import Driver
+from unohil.harness.errors import CommandTimeout
+from unohil.harness.links import open_link
+
+SILENT = "emu://showdown?faults=in.drop=1"      # every byte the host sends is lost: no reply, ever
+
+
+@pytest.mark.parametrize("seed, lost", [(3, "HELLO"), (11, "HELLO"), (40, "STATUS_GET"), (41, "STATUS_GET")])
+def test_a_handshake_whose_replies_are_lost_is_started_again_within_its_budget(seed, lost):
+    # these seeds lose every try of one handshake command (HELLO's four, the first STATUS's three)
+    url = f"emu://showdown?faults=drop=1e-2,seed={seed}"
+    with Driver.open(url) as d:
+        assert d.identity is not None and d.kind == "showdown"
+        assert d.health.retries >= 3
+        assert d.clock.estimate is not None
+
+
+def test_a_unit_that_sends_nothing_is_reported_after_hellos_own_tries_not_the_whole_budget():
+    link = open_link(SILENT)
+    d = Driver(link)
+    t0 = link.now_us()
+    try:
+        with pytest.raises(CommandTimeout, match="no reply to HELLO"):
+            d.handshake()
+        assert link.now_us() - t0 < Driver.HANDSHAKE_BUDGET_US // 2
+    finally:
+        link.close()
+
+
+def test_a_unit_that_cannot_be_opened_leaves_the_others_running_and_the_results_written(tmp_path, capsys):
+    from unohil.harness.cli import main
+    out = tmp_path / "x.json"
+    rc = main(["run", "--device", SILENT, "--device", "emu://flash", "--device", "emu://launcher",
+               "--json", str(out), "--format", "lines"])
+    said = capsys.readouterr().out
+    assert rc == 1                      # link errors: not a pass, not a usage error
+    doc = json.loads(out.read_text())
+    by_kind: dict[str, set] = {}
+    for sc in doc["scenarios"]:
+        by_kind.setdefault(sc["unit"], set()).add(sc["status"])
+    assert by_kind["showdown"] == {"link-error"}
+    assert by_kind["flash"] <= {"pass", "skip"} and "pass" in by_kind["flash"]
+    assert by_kind["launcher"] <= {"pass", "skip"} and "pass" in by_kind["launcher"]
+    gone = [sc for sc in doc["scenarios"] if sc["unit"] == "showdown"]
+    assert all("could not open the unit" in sc["error"] and "no reply to HELLO" in sc["error"] for sc in gone)
+    assert doc["summary"]["failed"] == 0 and doc["summary"]["link_error"] == len(gone)
+    (dev,) = [d for d in doc["devices"] if d["url"] == SILENT]
+    assert dev["kind"] == "showdown" and "no reply to HELLO" in dev["error"]
+    assert f"{SILENT}: not opened: " in said and "the other units run" in said
+
+
+def test_with_every_unit_unopened_the_run_is_a_connection_error(tmp_path, capsys):
+    from unohil.harness.cli import main
+    rc = main(["run", "--device", SILENT, "--device", SILENT.replace("showdown", "flash"),
+               "--json", str(tmp_path / "x.json")])
+    assert rc == 2
+    assert "no reply to HELLO" in capsys.readouterr().err
