@@ -103,7 +103,8 @@ class Rack:
                         "catalog_crc": f"{ident.catalog_crc:#06x}" if ident else None,
                         "trace": str(d.trace.path) if d.trace is not None else None,
                         "health": d.health.as_dict(),
-                        "clock": d.clock.estimate.as_dict() if d.clock.estimate else None})
+                        "clock": d.clock.estimate.as_dict() if d.clock.estimate else None,
+                        **({"error": d.replaced} if d.replaced else {})})
         return out + [u.describe() for u in self.unopened]
 
     def close(self) -> None:

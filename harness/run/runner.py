@@ -174,6 +174,8 @@ class Runner:
         was (its cause, how long) is added to the error of the race it cut. Once a budget is spent
         the link is tried once per race, each a link error saying why, until it is back."""
         d = self.d
+        if d.replaced is not None:
+            return      # another unit answers at the URL: this device's run is over
         try:
             if d.link_down is None:
                 _, what = self.outage.ride_out(d.reconnect)
@@ -183,11 +185,14 @@ class Runner:
             d.link_down = None
         except HarnessError as exc:
             d.link_down = what = str(exc)
+            if d.replaced is not None and self.outage.say is not None:
+                self.outage.say(d.replaced)
         if race is not None and what:
             race.error = f"{race.error}; {what}" if race.error else what
 
     def _race_guarded(self, sc: Scenario, env: dict) -> RaceResult:
         race = RaceResult(env["race"], env)
+        self._ran_on(race)
         h0 = self.d.health.copy()
         lost0 = self._lost0 = len(self.d.events.lost)
         aborted = True
@@ -222,6 +227,11 @@ class Runner:
             race.status = Outcome.LINK_ERROR
         return race
 
+    def _ran_on(self, race: RaceResult) -> None:
+        ident = self.d.identity
+        if ident is not None:
+            race.serial, race.boot_id = ident.serial, ident.boot_id
+
     # ---- race level ----
 
     def _start_time(self) -> int:
@@ -240,6 +250,7 @@ class Runner:
         self._race_ref = race
         self._env = env
         prepare(d, sc.config, sc.race_seed(env["race"]), sc.physical)
+        self._ran_on(race)      # preparing may have rebooted the unit (a new boot id)
         self._config = dict(sc.config)      # the configuration in force: config steps change it
         self._configs = [dict(self._config)]
         start = self._start_time()

@@ -101,6 +101,7 @@ class Driver:
         self._injected: list[int] = []             # times of accepted stimuli not known to have run
         self.dirty = False      # a race was cut short: the unit may hold its stimuli (and held buttons)
         self.link_down: str | None = None   # why the link is gone, once an outage budget was spent on it
+        self.replaced: str | None = None    # why the session ended for good: another unit answers at the URL
         # Where the unit's switches are (switch -> position), as the host last put them; None: not known
         # (a new session, or a switch input sent since). RESET new_game keeps them (LA-7, FL-17).
         self.switch_positions: dict[str, str] | None = None
@@ -139,8 +140,8 @@ class Driver:
                     self.trace.close()
 
     def _leave_clean(self) -> None:
-        if self.identity is None or self._reset is not None or getattr(self.link, "closed", False):
-            return      # no session, or a rebooted unit (which dropped its stimuli itself)
+        if self.identity is None or self._reset is not None or self.replaced or getattr(self.link, "closed", False):
+            return      # no session, a rebooted unit (which dropped its stimuli itself), or not this session's unit
         try:
             if self.has_cap("test_mode"):
                 self.cancel_injections(retries=0)       # closing: one try, a dead unit costs one timeout
@@ -422,6 +423,12 @@ class Driver:
         kind = KIND_NAMES.get(ident.kind, f"unknown({ident.kind})")
         if expect_kind is not None and kind != expect_kind:
             raise DeviceMismatch(f"{self.url}: this is a {kind} unit, not a {expect_kind} (serial {ident.serial})")
+        if self.identity is not None and (ident.serial, kind) != (self.identity.serial, self.kind):
+            # after an outage another unit answers at the URL: what this session found was the first one's
+            self.replaced = (f"{self.url}: another unit answers here since the link came back ({kind}, serial "
+                             f"{ident.serial}; this session's unit was {self.kind}, serial {self.identity.serial}): "
+                             f"this device's run ends; its results until then are the first unit's")
+            raise DeviceMismatch(self.replaced)
         if self.identity is not None and ident.boot_id != self.identity.boot_id:
             self._injected.clear()
             if self._reset is None:
