@@ -107,7 +107,7 @@ class Conformance:
         except LinkClosed:
             raise
         except LinkError as exc:
-            res.status, res.detail = Outcome.ERROR, str(exc)
+            res.status, res.detail = Outcome.LINK_ERROR, str(exc)
         res.seconds = time.perf_counter() - t0
         self._record(res)
         return res
@@ -183,7 +183,8 @@ class Conformance:
                 if r.status is not Outcome.PASS:
                     lines.append(f"race {r.index}: {r.status}" + (f": {r.error}" if r.error else ""))
                     lines += [f"  {x}" for x in r.failures[:5]]
-            status = res.status if res.status in (Outcome.PASS, Outcome.SKIP, Outcome.FAIL) else Outcome.ERROR
+            # a link error or a reset stays what it is: cut by the link, no verdict on the unit (report.CUT)
+            status = Outcome.ERROR if res.status is Outcome.INTERRUPTED else res.status
             detail = res.error if status is Outcome.SKIP else "\n".join(lines[:12])
             budgets = self.report.stats.setdefault("timing_budgets", {"met": 0, "measured": 0, "missed": []})
             for name, b in res.budget_summary().items():
