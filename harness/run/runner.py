@@ -445,11 +445,13 @@ class Runner:
                                    f"at {anchor_t - start} us came in too late to schedule it ({lead} us before "
                                    f"the step's {t - start} us, less than the {needed} us this link needs)")
             if lead < needed:
-                raise ScheduleError(f"{where} names {', '.join(step.roles)}: who that is is known once the unit has "
-                                    f"reported everything up to its anchor at {anchor_t - start} us, which left "
-                                    f"{lead} us before the step's {t - start} us, less than the {needed} us this "
-                                    f"link needs to get a stimulus there; anchor the step on an earlier event or "
-                                    f"give it more time")
+                # not the file's fault (a faster link carries it) nor the unit's: this link cannot; running the
+                # race again would not help
+                raise LinkError(f"the link is too slow for this schedule: {where} names {', '.join(step.roles)}, "
+                                f"who is known once the unit has reported everything up to its anchor at "
+                                f"{anchor_t - start} us, which left {lead} us before the step's {t - start} us, less "
+                                f"than the {needed} us this link needs to get a stimulus there (on this link, "
+                                f"anchor the step on an earlier event or give it more time)")
         text = f"{step.text} ({', '.join(cast)})"
         if step.action == "hold":
             return replace(step, value=step.value | sum(1 << i for i in inputs), input=step.input
