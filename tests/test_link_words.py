@@ -59,3 +59,30 @@ def test_conform_help_names_every_verdict_and_its_exit_status(capsys):
     text = " ".join(capsys.readouterr().out.split())
     for words in ("CONFORMS (exit 0)", "PARTIAL (exit 0", "DOES NOT CONFORM (exit 1)", "NOT JUDGED (exit 3"):
         assert words in text
+
+
+# ---- an IDENTITY the harness cannot work with ----
+
+def test_inject_queue_0_with_test_mode_is_one_message_naming_the_field(tmp_path, capsys):
+    # SPEC 4.8 has a unit with test_mode hold 16 pending stimuli: 0 is no unit of protocol 1.0, and was
+    # 'error: IndexError: index out of range' in every scenario
+    rc = cli.main(["run", "--device", "emu://showdown?inject_queue=0", "--json", str(tmp_path / "r.json")])
+    err = capsys.readouterr().err
+    assert rc == 2
+    assert "IDENTITY.inject_queue is 0" in err and "test_mode" in err and "IndexError" not in err
+    assert not (tmp_path / "r.json").exists()
+
+
+@pytest.mark.parametrize("url", ["emu://showdown?inject_queue=0&without=test_mode", "emu://showdown?inject_queue=3"])
+def test_an_inject_queue_the_harness_can_work_with_runs(url, tmp_path):
+    # without test_mode the queue is never used (host-timed presses); a short queue is flow-controlled
+    rc = cli.main(["run", "--device", url, "-q", "--json", str(tmp_path / "r.json")])
+    doc = json.loads((tmp_path / "r.json").read_text())
+    assert rc == 0 and doc["summary"]["error"] == 0 and doc["summary"]["passed"] > 0
+
+
+def test_conform_of_a_unit_with_inject_queue_0_does_not_conform_naming_the_field(capsys):
+    rc = cli.main(["conform", "--device", "emu://showdown?inject_queue=0", "-q"])
+    out = capsys.readouterr().out
+    assert rc == 1 and "DOES NOT CONFORM" in out and "inject_queue is 0" in out
+    assert "IDENTITY.inject_queue is 0 with capability test_mode set" in out     # why no scenario ran

@@ -3,7 +3,8 @@
 rng=python gives the unit another allowed generator instead of SPEC 6's reference one (its
 reference_rng bit clear), without=CAP,... clears optional capabilities, landing_sensor=0 takes the
 Showdown's landing sensor away, timer_lag_us=L stamps every timer event L us after its scheduled
-time (PR-1 allows it): the variants a harness must be right about.
+time (PR-1 allows it): the variants a harness must be right about. inject_queue=N reports (and
+holds) N pending stimuli instead of SPEC 4.8's 16: a unit the harness must recognise as not conforming.
 faults puts a faulty line between the harness and the unit (emulator/faults.py has the
 vocabulary, e.g. faults=corrupt=1e-3,dropframe=1e-3,delay=50us..2ms).
 
@@ -26,7 +27,7 @@ DEFAULT_URL = "emu://showdown?clock=virtual"
 _OPTIONS = {
     "seed": int, "clock": str, "serial": int, "card_capacity": int, "players": int,
     "boot_time_us": int, "drift_ppm": float, "host_offset_us": int, "faults": str, "without": str,
-    "landing_sensor": int, "rng": str, "timer_lag_us": int,
+    "landing_sensor": int, "rng": str, "timer_lag_us": int, "inject_queue": int,
 }
 
 

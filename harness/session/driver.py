@@ -423,6 +423,9 @@ class Driver:
         kind = KIND_NAMES.get(ident.kind, f"unknown({ident.kind})")
         if expect_kind is not None and kind != expect_kind:
             raise DeviceMismatch(f"{self.url}: this is a {kind} unit, not a {expect_kind} (serial {ident.serial})")
+        unusable = _unusable(ident)
+        if unusable:
+            raise DeviceMismatch(f"{self.url}: {kind} unit, serial {ident.serial}: {unusable}")
         if self.identity is not None and (ident.serial, kind) != (self.identity.serial, self.kind):
             # after an outage another unit answers at the URL: what this session found was the first one's
             self.replaced = (f"{self.url}: another unit answers here since the link came back ({kind}, serial "
@@ -861,6 +864,16 @@ class Driver:
         out = list(self.inbox)
         self.inbox.clear()
         return out
+
+
+def _unusable(ident) -> str:
+    """What in an IDENTITY this harness cannot work with, naming the field ("" if nothing)."""
+    if ident.inject_queue == 0 and ident.caps >> cat.ENUM_VALUES["capability"]["test_mode"] & 1:
+        # SPEC 4.8 has a unit with test_mode hold 16 pending stimuli; one that holds none cannot take an INJECT
+        return (f"IDENTITY.inject_queue is 0 with capability test_mode set: SPEC 4.8 has such a unit accept "
+                f"{cat.INJECT_QUEUE} pending INJECT stimuli, so no stimulus can be scheduled on it; not a unit of "
+                f"protocol {cat.MAJOR}.{cat.MINOR} as it stands (fix the firmware's IDENTITY)")
+    return ""
 
 
 def _param(name: str):
