@@ -66,3 +66,33 @@ def test_with_every_unit_unopened_the_run_is_a_connection_error(tmp_path, capsys
                "--json", str(tmp_path / "x.json")])
     assert rc == 2
     assert "no reply to HELLO" in capsys.readouterr().err
+
+
+def test_a_worker_whose_unit_was_replaced_leaves_its_kinds_items_to_the_others_and_none_is_lost():
+    import threading
+    from unohil.harness.run.parallel import Workers
+    replaced = set()
+    other_started = threading.Event()
+    took: dict[str, list[int]] = {"a": [], "b": []}
+
+    def work(worker: str, item: int) -> int:
+        if worker == "a":
+            other_started.wait(5)       # b is serving too: a's unit is replaced during its first item
+            replaced.add("a")
+        else:
+            other_started.set()
+        took[worker].append(item)
+        return item
+
+    items = list(range(10))
+    out = Workers({"showdown": ["a", "b"]}, lambda i: "showdown", retired=lambda w: w in replaced).run(
+        items, work, lambda i: None, lambda i, exc: None)
+    assert out == items
+    assert len(took["a"]) == 1 and sorted(took["a"] + took["b"]) == items
+
+
+def test_when_every_worker_of_a_kind_is_retired_the_last_still_takes_the_items():
+    from unohil.harness.run.parallel import Workers
+    out = Workers({"flash": ["a"]}, lambda i: "flash", retired=lambda w: True).run(
+        [1, 2, 3], lambda w, i: -i, lambda i: None, lambda i, exc: None)
+    assert out == [-1, -2, -3]

@@ -208,7 +208,8 @@ class _Run:
                 return res
 
             try:
-                results = Workers(runners, lambda sc: sc.unit, lambda r: r.d.url).run(scenarios, work, unserved, failed)
+                results = Workers(runners, lambda sc: sc.unit, lambda r: r.d.url,
+                                  retired=lambda r: r.d.replaced is not None).run(scenarios, work, unserved, failed)
             except Interrupted:
                 # a second signal: the scenarios in progress were abandoned mid-race
                 results = [self.done.get(i) or (ScenarioResult(sc, self.busy[i][0].url, status=Outcome.INTERRUPTED,

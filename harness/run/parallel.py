@@ -118,10 +118,14 @@ class Workers(Generic[T, R]):
     Results keep the items' order; an item no worker can take gets unrunnable(item), and one whose
     work raised gets failed(item, exception), so one unit's trouble never loses the others' results."""
 
-    def __init__(self, workers: dict[str, list], kind_of: Callable[[T], str], name_of: Callable[[object], str] = str):
+    def __init__(self, workers: dict[str, list], kind_of: Callable[[T], str], name_of: Callable[[object], str] = str,
+                 retired: Callable[[object], bool] = lambda worker: False):
         self.workers = workers
         self.kind_of = kind_of
         self.name_of = name_of          # a worker's thread name
+        # a worker that can do no more (its unit was replaced by another) leaves the rest to the others of its
+        # kind; the last of them takes every item still queued, so none is lost
+        self.retired = retired
 
     def run(self, items: list[T], work: Callable[[object, T], R], unrunnable: Callable[[T], R],
             failed: Callable[[T, Exception], R]) -> list[R]:
@@ -134,8 +138,10 @@ class Workers(Generic[T, R]):
             else:
                 results[i] = unrunnable(item)
 
-        def serve(worker, q: queue.SimpleQueue) -> None:
+        def serve(worker, q: queue.SimpleQueue, kind: str) -> None:
             while True:
+                if self.retired(worker) and not all(map(self.retired, self.workers[kind])):
+                    return
                 try:
                     i = q.get_nowait()
                 except queue.Empty:
@@ -145,7 +151,7 @@ class Workers(Generic[T, R]):
                 except Exception as exc:
                     results[i] = failed(items[i], exc)
 
-        threads = [threading.Thread(target=serve, args=(w, q), name=self.name_of(w), daemon=True)
+        threads = [threading.Thread(target=serve, args=(w, q, kind), name=self.name_of(w), daemon=True)
                    for kind, q in queues.items() for w in self.workers[kind]]
         if len(threads) == 1:
             threads[0].run()        # one unit: in this thread, so a Ctrl-C lands where it is
