@@ -86,3 +86,13 @@ def test_conform_of_a_unit_with_inject_queue_0_does_not_conform_naming_the_field
     out = capsys.readouterr().out
     assert rc == 1 and "DOES NOT CONFORM" in out and "inject_queue is 0" in out
     assert "IDENTITY.inject_queue is 0 with capability test_mode set" in out     # why no scenario ran
+
+
+def test_random_damage_on_the_line_never_blames_the_units_crc_byte_order(tmp_path):
+    # one frame of this run's damaged ones happens to carry its CRC byte-swapped (1 in 65536 do): that is
+    # the line's chance, not a unit sending big-endian (every one of whose bad frames would be swapped)
+    out = tmp_path / "r.json"
+    cli.main(["run", "--device", "emu://showdown?faults=drop=1e-2,seed=1", "-q", "--json", str(out)])
+    errors = [r["error"] for s in json.loads(out.read_text())["scenarios"] for r in s["results"]]
+    assert any("failed their CRC" in e for e in errors)
+    assert not [e for e in errors if "big-endian" in e]
