@@ -96,3 +96,20 @@ def test_when_every_worker_of_a_kind_is_retired_the_last_still_takes_the_items()
     out = Workers({"flash": ["a"]}, lambda i: "flash", retired=lambda w: True).run(
         [1, 2, 3], lambda w, i: -i, lambda i: None, lambda i, exc: None)
     assert out == [-1, -2, -3]
+
+
+def test_a_unit_not_opened_whose_url_does_not_say_its_kind_leaves_no_kind_out(tmp_path, capsys):
+    import socket
+    from unohil.harness.cli import main
+    with socket.socket() as s:          # a port nothing listens on: connection refused
+        s.bind(("127.0.0.1", 0))
+        refused = f"socket://127.0.0.1:{s.getsockname()[1]}"
+    out = tmp_path / "x.json"
+    rc = main(["run", "--device", refused, "--device", "emu://flash", "--json", str(out), "-q"])
+    assert rc == 1, capsys.readouterr()
+    statuses = {}
+    for sc in json.loads(out.read_text())["scenarios"]:
+        statuses.setdefault(sc["unit"], set()).add(sc["status"])
+    # it may have been a Showdown or a launcher: their scenarios are its link errors, not left out
+    assert statuses["showdown"] == statuses["launcher"] == {"link-error"}
+    assert "pass" in statuses["flash"] and "link-error" not in statuses["flash"]

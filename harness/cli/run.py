@@ -96,7 +96,9 @@ def main(args) -> int:
         raise UsageError(f"{have}: none of the selected scenarios runs on it (they need "
                          f"{' or '.join(sorted({s.unit for s in scenarios}))})")
     if args.device and not args.paths:         # the library against given units: their kinds' part of it
-        scenarios, why = plan.left_out(scenarios, rack.kinds())
+        # (a unit not opened whose URL does not say its kind may have been any: nothing is left out for it)
+        scenarios, why = plan.left_out(scenarios, {s.unit for s in scenarios if rack.unopened_for(s.unit)}
+                                       | rack.kinds())
         if why:
             console.print(why, markup=False, highlight=False, soft_wrap=True)
     try:
