@@ -113,3 +113,29 @@ def test_a_unit_not_opened_whose_url_does_not_say_its_kind_leaves_no_kind_out(tm
     # it may have been a Showdown or a launcher: their scenarios are its link errors, not left out
     assert statuses["showdown"] == statuses["launcher"] == {"link-error"}
     assert "pass" in statuses["flash"] and "link-error" not in statuses["flash"]
+
+
+def test_a_unit_swapped_behind_a_reconnect_is_sent_no_race_and_no_race_is_its(tmp_path):
+    """Virtual clock: the line hangs up in the first scenario's race and the URL, opened again, reaches
+    a unit of another serial. Nothing more is run on it; every race names the unit it ran on."""
+    from unohil.harness.outcome import Outcome
+    from unohil.harness.run.runner import Runner
+    from unohil.harness.scenarios.load import loads
+    from test_faults import GOOD
+    strangers = []
+
+    def reopen(url):
+        strangers.append(open_link("emu://showdown?serial=202"))
+        return strangers[-1]
+    d = Driver(open_link("emu://showdown?faults=disconnect_after=40"), opener=reopen)
+    d.handshake()
+    first = d.identity
+    runner = Runner(d)
+    one, two = (runner.run(sc) for sc in loads(GOOD + "---\n" + GOOD.replace("clean win", "again"), "t.yaml"))
+    assert strangers, "the line never hung up: the test would show nothing"
+    assert [r.status for r in one.races + two.races] == [Outcome.LINK_ERROR, Outcome.LINK_ERROR]
+    assert "another unit answers here" in one.races[0].error and "serial 202" in two.races[0].error
+    assert (one.races[0].serial, one.races[0].boot_id) == (first.serial, first.boot_id)
+    assert d.identity.serial == first.serial
+    d.close()
+    assert strangers[0].device._inject_id == 0        # the stranger took no stimulus of this run

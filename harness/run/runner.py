@@ -18,7 +18,8 @@ from typing import Callable
 
 from unohil.protocol import Frame, catalogue as cat
 
-from unohil.harness.errors import DeviceReset, HarnessError, LateStimulus, LinkError, Nak, ScheduleError, WaitTimeout
+from unohil.harness.errors import (DeviceMismatch, DeviceReset, HarnessError, LateStimulus, LinkError, Nak,
+                                   ScheduleError, WaitTimeout)
 from unohil.harness.outcome import Outcome, worst
 from unohil.harness.run.buttons import beyond_the_unit, unit_names
 from unohil.harness.run.judge import Anchors, compare_races, judge, pattern_matches
@@ -202,7 +203,7 @@ class Runner:
             race.status, race.error = Outcome.RESET, str(exc)
         except LateStimulus as exc:
             race.status, race.error, race.late = Outcome.LINK_ERROR, str(exc), str(exc)
-        except LinkError as exc:
+        except (LinkError, DeviceMismatch) as exc:     # a mismatch: another unit answers since a reconnect
             race.status, race.error = Outcome.LINK_ERROR, str(exc)
         except ScheduleError as exc:
             race.status, race.error = Outcome.ERROR, str(exc)

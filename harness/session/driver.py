@@ -433,6 +433,7 @@ class Driver:
             self.replaced = (f"{self.url}: another unit answers here since the link came back ({kind}, serial "
                              f"{ident.serial}; this session's unit was {self.kind}, serial {self.identity.serial}): "
                              f"this device's run ends; its results until then are the first unit's")
+            self.link_down = self.replaced
             raise DeviceMismatch(self.replaced)
         if self.identity is not None and ident.boot_id != self.identity.boot_id:
             self._injected.clear()
