@@ -125,7 +125,7 @@ def own_serial(index: int = 0, pid: int | None = None) -> int:
 class Device:
     def __init__(self, kind: str, clock, *, seed: int = 1, serial: int = 1, boot_time_us: int = 0,
                  salt: bytes = b"", without: str | tuple[str, ...] = (), rng: str = "reference",
-                 timer_lag_us: int = 0, **unit_options):
+                 timer_lag_us: int = 0, inject_queue: int = INJECT_QUEUE, **unit_options):
         self.kind = kind
         self.model_cls = model_class(kind)
         self.options = _check_options(self.model_cls, unit_options)
@@ -164,6 +164,11 @@ class Device:
         if not 0 <= timer_lag_us <= 2000:
             raise ValueError(f"timer_lag_us must be 0..2000 (PR-1: within the 2 ms of a reply), not {timer_lag_us}")
         self.timer_lag_us = timer_lag_us
+        # IDENTITY.inject_queue, and the stimuli it takes before queue_full: SPEC 4.8 fixes 16; another value
+        # is firmware a harness must recognise as such (0 on a unit with test_mode, say)
+        if not 0 <= inject_queue <= 255:
+            raise ValueError(f"inject_queue must be a u8, not {inject_queue}")
+        self.inject_queue = inject_queue
         self.rng = GENERATORS[rng](seed)
         self.config: dict[str, int] = {}
         self.output = bytearray()
@@ -440,7 +445,7 @@ class Device:
             fw_major=FIRMWARE[0], fw_minor=FIRMWARE[1], fw_patch=FIRMWARE[2], serial=self.serial,
             boot_id=self.boot_id, caps=self.caps, catalog_crc=protocol.CATALOG_CRC,
             card_capacity=getattr(model, "card_capacity", 0), players=getattr(model, "players", 0),
-            event_buffer=EVENT_BUFFER, inject_queue=INJECT_QUEUE, seed=self.config["rng_seed"])
+            event_buffer=EVENT_BUFFER, inject_queue=self.inject_queue, seed=self.config["rng_seed"])
 
     def _time_sync(self, f, m, t):
         return msg.TIME_SYNC_REPLY(f.seq, m.t1_host_us, wrap(t), wrap(self.now()))
@@ -501,7 +506,7 @@ class Device:
         ahead = diff(at_us, wrap(t))
         if ahead <= 0:
             return 0, ERROR.too_late
-        if len(self._injects) >= INJECT_QUEUE:
+        if len(self._injects) >= self.inject_queue:
             return 0, ERROR.queue_full
         self._inject_id = self._inject_id % NONE_U16 + 1
         sid = self._inject_id

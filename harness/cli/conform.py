@@ -12,7 +12,7 @@ from unohil.harness.conform import CheckResult, Conformance, coverage
 from unohil.harness.conform.rig import rig_checks
 from unohil.harness.errors import ConformError, ScenarioError
 from unohil.harness.links import open_link
-from unohil.harness.outcome import Outcome, not_passed, tally
+from unohil.harness.outcome import Outcome, counts_text, tally
 from unohil.harness.report.console import output_console, conform_table, coverage_table, print_table
 from unohil.harness.report.files import check_outputs, write_outputs
 from unohil.harness.report.junit import device_from_identity, junit_xml
@@ -22,12 +22,18 @@ from unohil.harness.scenarios.selection import matcher
 from unohil.harness.text import printable
 
 MARK = {Outcome.PASS: ("pass", "green"), Outcome.FAIL: ("FAIL", "red"), Outcome.SKIP: ("skip", "dim"),
-        Outcome.ERROR: ("ERROR", "red")}
+        Outcome.ERROR: ("ERROR", "red"), Outcome.LINK_ERROR: ("LINK", "yellow"), Outcome.RESET: ("RESET", "yellow")}
 
 
 def add_parser(sub) -> None:
     p = sub.add_parser("conform", help="firmware acceptance: protocol conformance by SPEC section, then the "
-                                       "scenario library of the unit's kind")
+                                       "scenario library of the unit's kind",
+                       description="Firmware acceptance: protocol conformance by SPEC section, then the scenario "
+                                   "library of the unit's kind. Verdict: CONFORMS (exit 0), PARTIAL (exit 0: nothing "
+                                   "failed, some went unchecked), DOES NOT CONFORM (exit 1), NOT JUDGED (exit 3: the "
+                                   "link cut checks short, each listed; neither a pass nor a fail of the unit). Exit 2: "
+                                   "usage, connection errors, the link lost during the run, a results file not "
+                                   "written.")
     p.add_argument("--device", required=True, metavar="URL",
                    help="the one unit to judge: a serial port, socket://HOST:PORT, rfc2217://..., usb://..., emu://KIND")
     p.add_argument("--json", metavar="FILE", help="write the results as JSON")
@@ -103,9 +109,9 @@ def main(args) -> int:
                       + ("the unit has it, so they ran" if rng["unit_has_it"] else
                          "the unit lacks it (capability reference_rng), so they were skipped"), soft_wrap=True)
     counts = tally(c.status for c in report.checks)
-    style = {"CONFORMS": "green", "PARTIAL": "yellow"}.get(report.verdict, "red")
-    console.print(f"{counts['passed']} passed, {not_passed(counts)} failed, {counts['skipped']} skipped in "
-                  f"{report.wall_s:.1f} s: [{style}]{report.verdict}[/]" + (f" ({report.quick})" if report.quick else ""))
+    style = {"CONFORMS": "green", "PARTIAL": "yellow", "NOT JUDGED": "yellow"}.get(report.verdict, "red")
+    console.print(f"{counts_text(counts)} in {report.wall_s:.1f} s: [{style}]{report.verdict_line}[/]"
+                  + (f" ({report.quick})" if report.quick else ""))
     failures = write_outputs([
         ("--json", args.json, lambda: json.dumps(report.as_dict(), indent=2, default=str) + "\n"),
         ("--junit", args.junit, lambda: junit_xml("unohil conform", report.records(),
@@ -117,6 +123,8 @@ def main(args) -> int:
         print(f"error: the link failed during the run: {report.aborted}", file=sys.stderr)
     if report.aborted or failures:
         return Exit.USAGE
+    if report.cut:
+        return Exit.NOT_JUDGED
     return Exit.OK if report.passed else Exit.FAILED
 
 

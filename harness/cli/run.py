@@ -87,13 +87,18 @@ def main(args) -> int:
         raise UsageError("no scenarios selected")
     rack = _rig_rack(args) if args.rig else Rack.open(args.device or [], {s.unit for s in scenarios}, args.trace)
     by_kind = rack.by_kind()
-    if args.device and not any(sc.unit in by_kind for sc in scenarios):
+    for u in rack.unopened:
+        console.print(f"{u.url}: not opened: {u.error}; its scenarios are link errors, the other units run",
+                      markup=False, highlight=False, soft_wrap=True)
+    if args.device and not any(sc.unit in rack.kinds() or rack.unopened_for(sc.unit) for sc in scenarios):
         have = "; ".join(f"{d.url} is a {d.kind} unit" for d in rack.drivers)
         rack.close()
         raise UsageError(f"{have}: none of the selected scenarios runs on it (they need "
                          f"{' or '.join(sorted({s.unit for s in scenarios}))})")
     if args.device and not args.paths:         # the library against given units: their kinds' part of it
-        scenarios, why = plan.left_out(scenarios, by_kind)
+        # (a unit not opened whose URL does not say its kind may have been any: nothing is left out for it)
+        scenarios, why = plan.left_out(scenarios, {s.unit for s in scenarios if rack.unopened_for(s.unit)}
+                                       | rack.kinds())
         if why:
             console.print(why, markup=False, highlight=False, soft_wrap=True)
     try:
@@ -107,7 +112,7 @@ def main(args) -> int:
     with StopRequest() as stop:
         try:
             run = _Run(console, fmt, args, stop)
-            results = run.all(scenarios, by_kind)
+            results = run.all(scenarios, by_kind, rack)
             stop.finishing()            # from here a signal changes nothing: the units are settled and
             if stop.signum is not None:     # what was found is written
                 _settle(rack, run.busy)
@@ -165,7 +170,7 @@ class _Run:
         self.done: dict[int, ScenarioResult] = {}       # by the scenario's place in the run
         self.busy: dict[int, tuple[Driver, threading.Thread]] = {}   # the scenarios in progress: unit, thread
 
-    def all(self, scenarios, by_kind) -> list[ScenarioResult]:
+    def all(self, scenarios, by_kind, rack: Rack) -> list[ScenarioResult]:
         place = {id(sc): i for i, sc in enumerate(scenarios)}
         live = LiveReport(self.console, self.fmt, races=sum(len(s.races) for s in scenarios), scenarios=len(scenarios),
                           quiet=self.args.quiet, every_s=self.args.progress_every)
@@ -194,12 +199,19 @@ class _Run:
                 return res
 
             def unserved(sc) -> ScenarioResult:
-                res = ScenarioResult(sc, "-", status=Outcome.SKIP, error=unserved_reason(sc.unit))
+                gone = rack.unopened_for(sc.unit)
+                if gone:    # a unit that could have run it did not open: the link's doing, not a skip
+                    res = ScenarioResult(sc, gone[0].url, status=Outcome.LINK_ERROR,
+                                         error="not run: " + "; ".join(f"could not open the unit: {u.error}"
+                                                                       for u in gone))
+                else:
+                    res = ScenarioResult(sc, "-", status=Outcome.SKIP, error=unserved_reason(sc.unit))
                 live.scenario_done(res)
                 return res
 
             try:
-                results = Workers(runners, lambda sc: sc.unit, lambda r: r.d.url).run(scenarios, work, unserved, failed)
+                results = Workers(runners, lambda sc: sc.unit, lambda r: r.d.url,
+                                  retired=lambda r: r.d.replaced is not None).run(scenarios, work, unserved, failed)
             except Interrupted:
                 # a second signal: the scenarios in progress were abandoned mid-race
                 results = [self.done.get(i) or (ScenarioResult(sc, self.busy[i][0].url, status=Outcome.INTERRUPTED,

@@ -8,6 +8,7 @@ A section or decision is
   capability, a scenario not run): the verdict cannot be CONFORMS;
 - n/a: everything covering it was skipped as not applying to this unit (another variant's rule,
   another unit kind's section, the USB binding on a serial link);
+- cut by the link: something covering it ended in a link error or a reset, nothing failed: not shown;
 - NOT COVERED: nothing this run had covers it: the verdict cannot be CONFORMS either, since nothing
   showed the unit follows it.
 """
@@ -21,6 +22,8 @@ from unohil.harness.conform.registry import CHECKS, SECTIONS
 from unohil.harness.outcome import Outcome
 
 PASSED, FAILED, UNCHECKED, NA, NOT_COVERED = "passed", "failed", "unchecked", "n/a", "NOT COVERED"
+CUT = "cut by the link"
+_CUT = (Outcome.LINK_ERROR, Outcome.RESET)
 
 
 @dataclass
@@ -35,7 +38,7 @@ class Covered:
     @property
     def gap(self) -> bool:
         """Left unshown on a unit it applies to: why a run that failed nothing is PARTIAL."""
-        return self.status in (UNCHECKED, NOT_COVERED)
+        return self.status in (UNCHECKED, NOT_COVERED, CUT)
 
     def as_dict(self) -> dict:
         return {"id": self.key, "title": self.title, "status": self.status, "checks": self.checks,
@@ -46,10 +49,13 @@ def _judge(key: str, title: str, items: list) -> Covered:
     out = Covered(key, title, NOT_COVERED)
     for c in items:
         (out.scenarios if c.scenario else out.checks).append(c.name)
-    failed = [c for c in items if not c.status.ok]
+    cut = [c for c in items if c.status in _CUT]
+    failed = [c for c in items if not c.status.ok and c not in cut]
     skipped = [c for c in items if c.status is Outcome.SKIP]
     if failed:
         out.status, out.reason = FAILED, f"{len(failed)} failed: {failed[0].name}"
+    elif cut:
+        out.status, out.reason = CUT, f"{len(cut)} cut by the link: {cut[0].name}"
     elif len(skipped) < len(items):
         out.status = PASSED
     elif skipped:

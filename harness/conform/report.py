@@ -5,7 +5,11 @@ from dataclasses import dataclass, field, replace
 
 from unohil.harness.conform import coverage
 from unohil.harness.conform.registry import SECTIONS
-from unohil.harness.outcome import Outcome, Record, not_passed, tally
+from unohil.harness.outcome import Outcome, Record, tally
+
+
+# What the link (or a reboot it cannot tell from one) cut short: neither a pass nor a fail of the unit
+CUT = (Outcome.LINK_ERROR, Outcome.RESET)
 
 
 @dataclass
@@ -49,6 +53,11 @@ class Report:
         return not self.aborted and all(c.status.ok for c in self.checks)
 
     @property
+    def cut(self) -> list[CheckResult]:
+        """The checks and scenarios the link cut short: while there is one, the unit is not judged."""
+        return [c for c in self.checks if c.status in CUT]
+
+    @property
     def unchecked(self) -> list[CheckResult]:
         """What the run skipped that the SPEC asks of this unit: why the verdict is PARTIAL."""
         return [c for c in self.checks if c.status is Outcome.SKIP and c.gap]
@@ -66,10 +75,23 @@ class Report:
     def verdict(self) -> str:
         """CONFORMS: everything required was checked and passed, every SPEC section and decision of the
         unit covered. PARTIAL: nothing failed, but some was not checked (a missing optional capability,
-        a scenario selection, a quick run, a decision nothing covered). Else DOES NOT CONFORM."""
+        a scenario selection, a quick run, a decision nothing covered). NOT JUDGED: the link cut checks
+        short (or failed during the run): the checks assume a clean link, so on one that lost what they
+        needed neither a pass nor a fail is the unit's. Else DOES NOT CONFORM."""
+        if self.aborted or self.cut:
+            return "NOT JUDGED"
         if not self.passed:
             return "DOES NOT CONFORM"
         return "PARTIAL" if self.unchecked or self.gaps else "CONFORMS"
+
+    @property
+    def verdict_line(self) -> str:
+        """The verdict as the console says it: NOT JUDGED says by how much."""
+        if self.verdict != "NOT JUDGED":
+            return self.verdict
+        if self.aborted:
+            return "NOT JUDGED: the link failed during the run"
+        return f"NOT JUDGED: {len(self.cut)} check(s) cut by the link"
 
     def sections(self) -> list[tuple[str, list[CheckResult]]]:
         order = list(SECTIONS)
@@ -85,10 +107,12 @@ class Report:
 
     def as_dict(self) -> dict:
         return {"device": self.device, "identity": self.identity, "verdict": self.verdict, "passed": self.passed,
-                "unchecked": len(self.unchecked), "aborted": self.aborted, "quick": self.quick,
+                "unchecked": len(self.unchecked), "cut": len(self.cut), "aborted": self.aborted, "quick": self.quick,
                 "wall_s": round(self.wall_s, 3), "stats": self.stats,
                 "sections": [{"section": SECTIONS.get(k, k), "checks": len(cs),
-                              "failed": not_passed(tally(c.status for c in cs)),
+                              "failed": tally(c.status for c in cs)["failed"],
+                              "cut": sum(c.status in CUT for c in cs),
+                              "error": tally(c.status for c in cs)["error"],
                               "skipped": tally(c.status for c in cs)["skipped"]} for k, cs in self.sections()],
                 "checks": [c.as_dict() for c in self.checks],
                 "coverage": coverage.as_dict(self, self.kind)}

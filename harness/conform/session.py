@@ -12,7 +12,7 @@ from unohil.harness.conform.recipes import KIND_SECTION, RECIPES
 from unohil.harness.conform.registry import END, MAIN, OVERALL, START, Check, checks
 from unohil.harness.conform.report import CheckResult, Report
 from unohil.harness.conform.wire import ACTION, KIND_NAMES, REPLY_TIMEOUT_US, Fail, Wire, expect, show
-from unohil.harness.errors import ConformError, LinkClosed, LinkError
+from unohil.harness.errors import ConformError, DeviceMismatch, LinkClosed, LinkError
 from unohil.harness.links import claim
 from unohil.harness.outcome import Outcome
 
@@ -107,7 +107,7 @@ class Conformance:
         except LinkClosed:
             raise
         except LinkError as exc:
-            res.status, res.detail = Outcome.ERROR, str(exc)
+            res.status, res.detail = Outcome.LINK_ERROR, str(exc)
         res.seconds = time.perf_counter() - t0
         self._record(res)
         return res
@@ -165,7 +165,11 @@ class Conformance:
             return
         self.w.quiet(20_000)
         drv = Driver(self.link)
-        drv.hello(expect_kind=self.kind)
+        try:
+            drv.hello(expect_kind=self.kind)
+        except DeviceMismatch as exc:       # an IDENTITY no scenario can run on (the protocol checks say why)
+            self._record(CheckResult(section, "scenario library", Outcome.FAIL, f"not run: {exc}"))
+            return
         drv.sync_clock()
         runner = Runner(drv)
         seeded = sum("reference_rng" in sc.needs for sc in mine)
@@ -183,7 +187,8 @@ class Conformance:
                 if r.status is not Outcome.PASS:
                     lines.append(f"race {r.index}: {r.status}" + (f": {r.error}" if r.error else ""))
                     lines += [f"  {x}" for x in r.failures[:5]]
-            status = res.status if res.status in (Outcome.PASS, Outcome.SKIP, Outcome.FAIL) else Outcome.ERROR
+            # a link error or a reset stays what it is: cut by the link, no verdict on the unit (report.CUT)
+            status = Outcome.ERROR if res.status is Outcome.INTERRUPTED else res.status
             detail = res.error if status is Outcome.SKIP else "\n".join(lines[:12])
             budgets = self.report.stats.setdefault("timing_budgets", {"met": 0, "measured": 0, "missed": []})
             for name, b in res.budget_summary().items():

@@ -20,7 +20,7 @@ from rich.table import Table
 from rich.text import Text
 
 from unohil.harness.session.health import LinkHealth
-from unohil.harness.outcome import Outcome, counts_text, not_passed, tally
+from unohil.harness.outcome import Outcome, counts_text, tally
 from unohil.harness.run.prompts import Answer, Prompt, answer_line, prompt_line
 from unohil.harness.report.verdicts import outcome_text, reaction_text
 from unohil.harness.run.results import ScenarioResult, failure_lines
@@ -303,12 +303,13 @@ def print_failures(console: Console, results: list[ScenarioResult], rule: bool =
 def conform_table(report) -> Table:
     """A conformance report by SPEC section."""
     t = Table(title=f"conformance of {report.device}")
-    for col in ("section", "checks", "passed", "failed", "skipped", "result"):
+    for col in ("section", "checks", "passed", "failed", "cut", "skipped", "result"):
         t.add_column(col, justify="left" if col in ("section", "result") else "right", no_wrap=True)
     for key, checks in report.sections():
         n = tally(c.status for c in checks)
-        t.add_row(checks[0].title, str(len(checks)), str(n["passed"]), str(not_passed(n)), str(n["skipped"]),
-                  "[red]FAIL[/]" if not_passed(n) else "[green]pass[/]")
+        failed, cut = n["failed"] + n["error"], n["link_error"] + n["reset"]     # cut: by the link, no verdict
+        t.add_row(checks[0].title, str(len(checks)), str(n["passed"]), str(failed), str(cut), str(n["skipped"]),
+                  "[red]FAIL[/]" if failed else "[yellow]cut[/]" if cut else "[green]pass[/]")
     return t
 
 
@@ -316,7 +317,7 @@ def coverage_table(report) -> Table:
     """What the run proved, by SPEC section and by decision id (harness/conform/coverage.py)."""
     from unohil.harness.conform import coverage
     style = {coverage.PASSED: "green", coverage.FAILED: "red", coverage.UNCHECKED: "yellow",
-             coverage.NOT_COVERED: "bold yellow", coverage.NA: "dim"}
+             coverage.NOT_COVERED: "bold yellow", coverage.NA: "dim", coverage.CUT: "yellow"}
     t = Table(title="coverage by SPEC section and decision", header_style="bold")
     t.add_column("SPEC", overflow="fold", min_width=NAME_MIN)     # a label: its id and its words, whole
     t.add_column("checks", justify="right", no_wrap=True)

@@ -15,7 +15,9 @@ from unohil.harness.session.health import LinkHealth
 # 4: every race has its "events" (before: only the races that did not pass), so a report can draw
 #    each race's timeline; a device has boot_id, catalog_crc, trace
 # 5: summary counts link_error, reset and error apart (before: in failed, which now counts fails only)
-SCHEMA_VERSION = 5
+# 6: every race names the unit it ran on (serial, boot_id); a device not opened or replaced by another
+#    unit after an outage has "error"
+SCHEMA_VERSION = 6
 
 
 def results_json(results: list[ScenarioResult], health: LinkHealth, devices: list[dict], started: float,

@@ -4,8 +4,13 @@ from __future__ import annotations
 
 import queue
 import threading
+from dataclasses import dataclass
 from typing import Callable, Generic, Iterable, TypeVar
+from urllib.parse import urlsplit
 
+from unohil.protocol import catalogue as cat
+
+from unohil.harness.errors import HarnessError
 from unohil.harness.session.driver import Driver
 from unohil.harness.session.health import LinkHealth
 
@@ -13,24 +18,67 @@ T = TypeVar("T")
 R = TypeVar("R")
 
 
+@dataclass(frozen=True)
+class Unopened:
+    """A unit of the rack that could not be opened or handshaken: why, and its kind when its URL says it."""
+    url: str
+    kind: str | None
+    error: str
+
+    def covers(self, kind: str) -> bool:
+        """Whether scenarios of this kind may have been this unit's (a URL without a kind may be any)."""
+        return self.kind is None or self.kind == kind
+
+    def describe(self) -> dict:
+        return {"url": self.url, "kind": self.kind, "serial": None, "firmware": None, "boot_id": None,
+                "catalog_crc": None, "trace": None, "error": self.error}
+
+
+def url_kind(url: str) -> str | None:
+    """The unit kind a URL names (emu://KIND), else None."""
+    parts = urlsplit(url)
+    kind = (parts.netloc or parts.path.lstrip("/")).lower() if parts.scheme == "emu" else ""
+    return kind if kind in cat.UNITS else None
+
+
 class Rack:
     """The units of a run, by kind; closed together."""
 
-    def __init__(self, drivers: Iterable[Driver]):
+    def __init__(self, drivers: Iterable[Driver], unopened: Iterable[Unopened] = ()):
         self.drivers = list(drivers)
+        self.unopened = list(unopened)
 
     @classmethod
     def open(cls, urls: list[str], kinds: set[str], trace_dir=None) -> "Rack":
-        """The devices named, or one built-in emulator (virtual clock) per kind when none are."""
+        """The devices named, or one built-in emulator (virtual clock) per kind when none are. Of several, one
+        that cannot be opened or handshaken is kept in unopened and the others are used; when none opens,
+        the first one's error is raised."""
         opened: list[Driver] = []
+        unopened: list[Unopened] = []
+        first: HarnessError | None = None
         try:
             for url in urls or [f"emu://{kind}?clock=virtual" for kind in sorted(kinds)]:
-                opened.append(Driver.open(url, trace_dir=trace_dir))
+                try:
+                    opened.append(Driver.open(url, trace_dir=trace_dir))
+                except HarnessError as exc:
+                    if len(urls) < 2:
+                        raise
+                    first = first or exc
+                    unopened.append(Unopened(url, url_kind(url), str(exc)))
         except BaseException:
             for d in opened:
                 d.close()
             raise
-        return cls(opened)
+        if not opened and first is not None:
+            raise first
+        return cls(opened, unopened)
+
+    def kinds(self) -> set[str]:
+        """The kinds the rack's units are or, for a unit that could not be opened, say they are."""
+        return {d.kind for d in self.drivers} | {u.kind for u in self.unopened if u.kind is not None}
+
+    def unopened_for(self, kind: str) -> list[Unopened]:
+        return [u for u in self.unopened if u.covers(kind)]
 
     def by_kind(self) -> dict[str, list[Driver]]:
         out: dict[str, list[Driver]] = {}
@@ -55,8 +103,9 @@ class Rack:
                         "catalog_crc": f"{ident.catalog_crc:#06x}" if ident else None,
                         "trace": str(d.trace.path) if d.trace is not None else None,
                         "health": d.health.as_dict(),
-                        "clock": d.clock.estimate.as_dict() if d.clock.estimate else None})
-        return out
+                        "clock": d.clock.estimate.as_dict() if d.clock.estimate else None,
+                        **({"error": d.replaced} if d.replaced else {})})
+        return out + [u.describe() for u in self.unopened]
 
     def close(self) -> None:
         for d in self.drivers:
@@ -69,10 +118,14 @@ class Workers(Generic[T, R]):
     Results keep the items' order; an item no worker can take gets unrunnable(item), and one whose
     work raised gets failed(item, exception), so one unit's trouble never loses the others' results."""
 
-    def __init__(self, workers: dict[str, list], kind_of: Callable[[T], str], name_of: Callable[[object], str] = str):
+    def __init__(self, workers: dict[str, list], kind_of: Callable[[T], str], name_of: Callable[[object], str] = str,
+                 retired: Callable[[object], bool] = lambda worker: False):
         self.workers = workers
         self.kind_of = kind_of
         self.name_of = name_of          # a worker's thread name
+        # a worker that can do no more (its unit was replaced by another) leaves the rest to the others of its
+        # kind; the last of them takes every item still queued, so none is lost
+        self.retired = retired
 
     def run(self, items: list[T], work: Callable[[object, T], R], unrunnable: Callable[[T], R],
             failed: Callable[[T, Exception], R]) -> list[R]:
@@ -85,8 +138,10 @@ class Workers(Generic[T, R]):
             else:
                 results[i] = unrunnable(item)
 
-        def serve(worker, q: queue.SimpleQueue) -> None:
+        def serve(worker, q: queue.SimpleQueue, kind: str) -> None:
             while True:
+                if self.retired(worker) and not all(map(self.retired, self.workers[kind])):
+                    return
                 try:
                     i = q.get_nowait()
                 except queue.Empty:
@@ -96,7 +151,7 @@ class Workers(Generic[T, R]):
                 except Exception as exc:
                     results[i] = failed(items[i], exc)
 
-        threads = [threading.Thread(target=serve, args=(w, q), name=self.name_of(w), daemon=True)
+        threads = [threading.Thread(target=serve, args=(w, q, kind), name=self.name_of(w), daemon=True)
                    for kind, q in queues.items() for w in self.workers[kind]]
         if len(threads) == 1:
             threads[0].run()        # one unit: in this thread, so a Ctrl-C lands where it is

@@ -26,6 +26,8 @@ class RaceResult:
     late: str | None = None           # a stimulus the host got to the unit too late (LateStimulus)
     reruns: list[str] = field(default_factory=list)    # why earlier tries of this race were run again
     rig: dict | None = None           # rig mode: the rig's view of the race (harness/rig/views.py)
+    serial: int | None = None         # the unit it ran on (IDENTITY serial and boot id; None: none answered)
+    boot_id: int | None = None
     frames: list = field(default_factory=list, repr=False)
     unit: object = field(default=None, repr=False)
 
@@ -39,7 +41,8 @@ class RaceResult:
     def as_dict(self, with_events: bool = False) -> dict:
         d = {"index": self.index, "env": {k: v for k, v in self.env.items() if k != "race"}, "status": self.status,
              "failures": self.failures, "verdicts": self.verdicts, "latency": self.latency,
-             "timing_errors_us": self.timing_errors_us, "budgets": self.budgets, "error": self.error}
+             "timing_errors_us": self.timing_errors_us, "budgets": self.budgets, "error": self.error,
+             "serial": self.serial, "boot_id": self.boot_id}
         if self.reruns:
             d["reruns"] = self.reruns
         if self.rig is not None:

@@ -18,7 +18,8 @@ from typing import Callable
 
 from unohil.protocol import Frame, catalogue as cat
 
-from unohil.harness.errors import DeviceReset, HarnessError, LateStimulus, LinkError, Nak, ScheduleError, WaitTimeout
+from unohil.harness.errors import (DeviceMismatch, DeviceReset, HarnessError, LateStimulus, LinkError, Nak,
+                                   ScheduleError, WaitTimeout)
 from unohil.harness.outcome import Outcome, worst
 from unohil.harness.run.buttons import beyond_the_unit, unit_names
 from unohil.harness.run.judge import Anchors, compare_races, judge, pattern_matches
@@ -174,6 +175,8 @@ class Runner:
         was (its cause, how long) is added to the error of the race it cut. Once a budget is spent
         the link is tried once per race, each a link error saying why, until it is back."""
         d = self.d
+        if d.replaced is not None:
+            return      # another unit answers at the URL: this device's run is over
         try:
             if d.link_down is None:
                 _, what = self.outage.ride_out(d.reconnect)
@@ -183,11 +186,14 @@ class Runner:
             d.link_down = None
         except HarnessError as exc:
             d.link_down = what = str(exc)
+            if d.replaced is not None and self.outage.say is not None:
+                self.outage.say(d.replaced)
         if race is not None and what:
             race.error = f"{race.error}; {what}" if race.error else what
 
     def _race_guarded(self, sc: Scenario, env: dict) -> RaceResult:
         race = RaceResult(env["race"], env)
+        self._ran_on(race)
         h0 = self.d.health.copy()
         lost0 = self._lost0 = len(self.d.events.lost)
         aborted = True
@@ -197,7 +203,7 @@ class Runner:
             race.status, race.error = Outcome.RESET, str(exc)
         except LateStimulus as exc:
             race.status, race.error, race.late = Outcome.LINK_ERROR, str(exc), str(exc)
-        except LinkError as exc:
+        except (LinkError, DeviceMismatch) as exc:     # a mismatch: another unit answers since a reconnect
             race.status, race.error = Outcome.LINK_ERROR, str(exc)
         except ScheduleError as exc:
             race.status, race.error = Outcome.ERROR, str(exc)
@@ -222,6 +228,11 @@ class Runner:
             race.status = Outcome.LINK_ERROR
         return race
 
+    def _ran_on(self, race: RaceResult) -> None:
+        ident = self.d.identity
+        if ident is not None:
+            race.serial, race.boot_id = ident.serial, ident.boot_id
+
     # ---- race level ----
 
     def _start_time(self) -> int:
@@ -240,6 +251,7 @@ class Runner:
         self._race_ref = race
         self._env = env
         prepare(d, sc.config, sc.race_seed(env["race"]), sc.physical)
+        self._ran_on(race)      # preparing may have rebooted the unit (a new boot id)
         self._config = dict(sc.config)      # the configuration in force: config steps change it
         self._configs = [dict(self._config)]
         start = self._start_time()
@@ -434,11 +446,13 @@ class Runner:
                                    f"at {anchor_t - start} us came in too late to schedule it ({lead} us before "
                                    f"the step's {t - start} us, less than the {needed} us this link needs)")
             if lead < needed:
-                raise ScheduleError(f"{where} names {', '.join(step.roles)}: who that is is known once the unit has "
-                                    f"reported everything up to its anchor at {anchor_t - start} us, which left "
-                                    f"{lead} us before the step's {t - start} us, less than the {needed} us this "
-                                    f"link needs to get a stimulus there; anchor the step on an earlier event or "
-                                    f"give it more time")
+                # not the file's fault (a faster link carries it) nor the unit's: this link cannot; running the
+                # race again would not help
+                raise LinkError(f"the link is too slow for this schedule: {where} names {', '.join(step.roles)}, "
+                                f"who is known once the unit has reported everything up to its anchor at "
+                                f"{anchor_t - start} us, which left {lead} us before the step's {t - start} us, less "
+                                f"than the {needed} us this link needs to get a stimulus there (on this link, "
+                                f"anchor the step on an earlier event or give it more time)")
         text = f"{step.text} ({', '.join(cast)})"
         if step.action == "hold":
             return replace(step, value=step.value | sum(1 << i for i in inputs), input=step.input

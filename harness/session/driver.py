@@ -92,6 +92,7 @@ class Driver:
         self._reset: DeviceReset | None = None
         self._stray: deque[tuple[int, str, int]] = deque(maxlen=8)  # (count, name, cmd_seq) of replies
         self._strays = 0                                            # naming no command we sent
+        self._replies = 0
         self._crc_swapped = 0           # frames whose CRC was right but byte-swapped
         self._bad_crc_naks = 0          # unattributed NAKs bad_crc: a frame of ours arrived damaged
         self.caps = 0
@@ -100,6 +101,7 @@ class Driver:
         self._injected: list[int] = []             # times of accepted stimuli not known to have run
         self.dirty = False      # a race was cut short: the unit may hold its stimuli (and held buttons)
         self.link_down: str | None = None   # why the link is gone, once an outage budget was spent on it
+        self.replaced: str | None = None    # why the session ended for good: another unit answers at the URL
         # Where the unit's switches are (switch -> position), as the host last put them; None: not known
         # (a new session, or a switch input sent since). RESET new_game keeps them (LA-7, FL-17).
         self.switch_positions: dict[str, str] | None = None
@@ -138,8 +140,8 @@ class Driver:
                     self.trace.close()
 
     def _leave_clean(self) -> None:
-        if self.identity is None or self._reset is not None or getattr(self.link, "closed", False):
-            return      # no session, or a rebooted unit (which dropped its stimuli itself)
+        if self.identity is None or self._reset is not None or self.replaced or getattr(self.link, "closed", False):
+            return      # no session, a rebooted unit (which dropped its stimuli itself), or not this session's unit
         try:
             if self.has_cap("test_mode"):
                 self.cancel_injections(retries=0)       # closing: one try, a dead unit costs one timeout
@@ -253,6 +255,7 @@ class Driver:
             self.trace.error(host_us, err)
 
     def _on_reply(self, frame: Frame) -> None:
+        self._replies += 1
         m = frame.msg
         if m.cmd_seq == 0xFFFF:
             self.health.naks_unattributed += 1
@@ -388,8 +391,10 @@ class Driver:
                     f"does not echo the command's seq in cmd_seq (SPEC 4.3)")
         bad = self.health.crc_errors - crc_errors_before
         if bad:
+            # only when every CRC failure so far was a swapped CRC: damage on a faulty line makes one now and
+            # then by chance (1 in 65536), and the unit is not to be blamed for the line
             hint = ("; their CRCs are right with the two bytes swapped: the unit sends its CRC big-endian, "
-                    "SPEC 2 wants it little-endian") if self._crc_swapped else ""
+                    "SPEC 2 wants it little-endian") if self._crc_swapped == self.health.crc_errors else ""
             return f"; {bad} frame(s) from the unit arrived but failed their CRC{hint}"
         return ""
 
@@ -420,6 +425,16 @@ class Driver:
         kind = KIND_NAMES.get(ident.kind, f"unknown({ident.kind})")
         if expect_kind is not None and kind != expect_kind:
             raise DeviceMismatch(f"{self.url}: this is a {kind} unit, not a {expect_kind} (serial {ident.serial})")
+        unusable = _unusable(ident)
+        if unusable:
+            raise DeviceMismatch(f"{self.url}: {kind} unit, serial {ident.serial}: {unusable}")
+        if self.identity is not None and (ident.serial, kind) != (self.identity.serial, self.kind):
+            # after an outage another unit answers at the URL: what this session found was the first one's
+            self.replaced = (f"{self.url}: another unit answers here since the link came back ({kind}, serial "
+                             f"{ident.serial}; this session's unit was {self.kind}, serial {self.identity.serial}): "
+                             f"this device's run ends; its results until then are the first unit's")
+            self.link_down = self.replaced
+            raise DeviceMismatch(self.replaced)
         if self.identity is not None and ident.boot_id != self.identity.boot_id:
             self._injected.clear()
             if self._reset is None:
@@ -439,9 +454,11 @@ class Driver:
 
     def handshake(self, expect_kind: str | None = None, *, clean: bool = True, sync: bool = True):
         """Start a session: HELLO (checked), the unit brought clean (whatever an earlier session left
-        on it), the clock synchronised. A reboot on the way starts it again, within
+        on it), the clock synchronised. A reboot on the way, or a command whose tries all went
+        unanswered while the unit did answer something (the line loses replies), starts it again, within
         HANDSHAKE_BUDGET_US. Returns the IDENTITY."""
         deadline = self.link.now_us() + self.HANDSHAKE_BUDGET_US
+        heard = self._heard()
         while True:
             try:
                 ident = self.hello(expect_kind=expect_kind)
@@ -455,7 +472,18 @@ class Driver:
                     raise
                 self._note("the unit rebooted during the handshake: starting it again")
                 self.unwrap.reset()
-                self._pending.clear()
+            except CommandTimeout as exc:
+                # Replies lost on a line that does carry the unit's bytes (damaged, cut): worth asking again
+                # while the budget lasts. A unit that sent nothing at all is reported after HELLO's own tries.
+                if self._heard() == heard or self.link.now_us() >= deadline:
+                    raise
+                self._note(f"{exc}: starting the handshake again")
+                self.health.retries += 1
+            self._pending.clear()
+
+    def _heard(self) -> int:
+        """Replies and damaged frames received so far: what a unit that answers sends on a bad line."""
+        return self._replies + self.health.bad_frames + self.health.bytes_dropped
 
     def bring_clean(self) -> int:
         """Drop what an earlier session may have left on the unit: a process killed mid-race leaves
@@ -839,6 +867,16 @@ class Driver:
         out = list(self.inbox)
         self.inbox.clear()
         return out
+
+
+def _unusable(ident) -> str:
+    """What in an IDENTITY this harness cannot work with, naming the field ("" if nothing)."""
+    if ident.inject_queue == 0 and ident.caps >> cat.ENUM_VALUES["capability"]["test_mode"] & 1:
+        # SPEC 4.8 has a unit with test_mode hold 16 pending stimuli; one that holds none cannot take an INJECT
+        return (f"IDENTITY.inject_queue is 0 with capability test_mode set: SPEC 4.8 has such a unit accept "
+                f"{cat.INJECT_QUEUE} pending INJECT stimuli, so no stimulus can be scheduled on it; not a unit of "
+                f"protocol {cat.MAJOR}.{cat.MINOR} as it stands (fix the firmware's IDENTITY)")
+    return ""
 
 
 def _param(name: str):
