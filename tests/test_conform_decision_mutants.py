@@ -1,0 +1,68 @@
+"""Units that break a decision only at its edge, or only on a variant of the unit, and that conform used to
+call CONFORMS (issue 30, item 4): each is an emulator mutant conform must now catch."""
+from __future__ import annotations
+
+import pytest
+
+from unohil.emulator.device import Device
+from unohil.emulator.flash import INPUT as FL_INPUT, PRESS, Flash
+from unohil.harness import conform
+
+from test_conform import _virtual
+
+
+def with_model(model):
+    """A Device whose unit model is `model` (a subclass of the kind's own)."""
+    class Mutant(Device):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            self.model_cls = model
+    Mutant.__name__ = model.__name__
+    return Mutant
+
+
+def failed(report) -> dict[str, str]:
+    return {c.name: c.detail for c in report.checks if c.status in ("fail", "error")}
+
+
+# ---- the Flash's bad_value refusals (SPEC 8.1) ----
+
+class AcceptsSpeed3(Flash):
+    """Takes a speed_switch value above 2 as the shortest turn instead of refusing it."""
+
+    def on_input(self, t, inp, action, value):
+        if inp == FL_INPUT.speed_switch and action == PRESS and value > 2:
+            value = 2
+        return super().on_input(t, inp, action, value)
+
+
+class EightButtonsAlways(Flash):
+    """A base of six that acts on buttons 6 and 7 too (it forgot IDENTITY.players)."""
+
+    def on_input(self, t, inp, action, value):
+        if 6 <= inp < 8:
+            players, self.players = self.players, 8
+            try:
+                return super().on_input(t, inp, action, value)
+            finally:
+                self.players = players
+        return super().on_input(t, inp, action, value)
+
+
+@pytest.mark.parametrize("model, words", [(AcceptsSpeed3, "INPUT speed_switch press 3"),
+                                          (EightButtonsAlways, "INPUT player_6 press 0")])
+def test_a_flash_accepting_what_spec_8_1_refuses_does_not_conform(model, words):
+    report = conform.run(_virtual(with_model(model), "flash"), scenarios=None)
+    bad = failed(report)
+    assert list(bad) == ["INPUT refused by the unit as bad_value: NAK bad_value, then INPUT_SEEN refused"], bad
+    assert words in next(iter(bad.values()))
+
+
+@pytest.mark.parametrize("players, checked", [(6, "speed_switch press 3; player_6 press 0"),
+                                              (2, "speed_switch press 3; player_2 press 0"),
+                                              (8, "speed_switch press 3")])
+def test_a_right_flash_of_any_size_passes_both_refusals(players, checked):
+    report = conform.run(_virtual(Device, "flash", players=players), scenarios=None)
+    assert not failed(report)
+    (res,) = [c for c in report.checks if c.name.startswith("INPUT refused by the unit as bad_value")]
+    assert res.status == "pass" and res.detail == f"checked: {checked}"
