@@ -6,7 +6,12 @@ import pytest
 
 from unohil.emulator.device import Device
 from unohil.emulator.flash import INPUT as FL_INPUT, PRESS, Flash
+from unohil.emulator.model import ACTED, REPORTED
+from unohil.emulator.showdown import STATE as SD_STATE, Showdown
 from unohil.harness import conform
+from unohil.harness.conform import coverage
+from unohil.harness.scenarios.library import library_paths
+from unohil.harness.scenarios.load import load_paths
 
 from test_conform import _virtual
 
@@ -66,3 +71,47 @@ def test_a_right_flash_of_any_size_passes_both_refusals(players, checked):
     assert not failed(report)
     (res,) = [c for c in report.checks if c.name.startswith("INPUT refused by the unit as bad_value")]
     assert res.status == "pass" and res.detail == f"checked: {checked}"
+
+
+# ---- a Showdown without a landing sensor: SD-13 and SD-5's tie edge (SD-11 changes only the landing) ----
+
+class SensorlessTieEndsAtGoTimeout(Showdown):
+    """Closes the tie window at the go timeout: a second press after green + go_timeout_us is only reported."""
+
+    def _paddle(self, t, side):
+        if (self.state == SD_STATE.racing and self.press[side] is None
+                and t >= self.green_t + self.config["go_timeout_us"]):
+            return REPORTED
+        return super()._paddle(t, side)
+
+
+class SensorlessWindowOneShort(Showdown):
+    """Ties only when t2 - t1 < W - 1: a second press at t1 + W - 1 loses as a first_press race."""
+
+    def _paddle(self, t, side):
+        if (self.state == SD_STATE.racing and self.press[side] is None
+                and t - self.press[self.first] == self.config["tie_window_us"] - 1):
+            self.press[side] = t
+            return ACTED
+        return super()._paddle(t, side)
+
+
+def library(kind: str):
+    return load_paths(library_paths(kind))
+
+
+@pytest.mark.parametrize("model, words", [(SensorlessTieEndsAtGoTimeout, "runs past it on a unit without a landing"),
+                                          (SensorlessWindowOneShort, "1 us inside the tie window ties on a unit without")])
+def test_a_sensorless_showdown_breaking_a_tie_rule_does_not_conform(model, words):
+    report = conform.run(_virtual(with_model(model), landing_sensor=0), scenarios=library("showdown"))
+    bad = failed(report)
+    assert any(words in name for name in bad), bad
+    assert all("without a landing sensor" in name for name in bad), bad     # the rules it broke, nothing else
+    assert report.verdict == "DOES NOT CONFORM"
+
+
+def test_a_right_sensorless_showdown_proves_sd_13_and_sd_5():
+    report = conform.run(_virtual(landing_sensor=0), scenarios=library("showdown"))
+    assert report.verdict == "CONFORMS", failed(report)
+    status = {c.key: c.status for c in coverage.decisions(report, "showdown")}
+    assert status["SD-13"] == status["SD-5"] == "passed"
