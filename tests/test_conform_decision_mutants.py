@@ -6,6 +6,7 @@ import pytest
 
 from unohil.emulator.device import Device
 from unohil.emulator.flash import INPUT as FL_INPUT, PRESS, Flash
+from unohil.emulator.launcher import Launcher
 from unohil.emulator.model import ACTED, REPORTED
 from unohil.emulator.showdown import STATE as SD_STATE, Showdown
 from unohil.harness import conform
@@ -115,3 +116,31 @@ def test_a_right_sensorless_showdown_proves_sd_13_and_sd_5():
     assert report.verdict == "CONFORMS", failed(report)
     status = {c.key: c.status for c in coverage.decisions(report, "showdown")}
     assert status["SD-13"] == status["SD-5"] == "passed"
+
+
+# ---- the launcher's triangle (SPEC 6.5): every burst size is predictable under reference_rng ----
+
+class BurstMaxOneShort(Launcher):
+    """Its burst loop stops one card before burst_max: a 12-card burst comes out as 11."""
+
+    def _press(self, t):
+        super()._press(t)
+        b = self.burst
+        if b is not None and b["planned"] == self.config["burst_max"]:
+            b["planned"] -= 1
+            b["count"] = min(b["count"], b["planned"])
+
+
+def test_a_launcher_that_never_throws_burst_max_does_not_conform():
+    report = conform.run(_virtual(with_model(BurstMaxOneShort), "launcher"), scenarios=library("launcher"))
+    bad = failed(report)
+    assert any("burst is burst_max" in name for name in bad), bad
+    assert report.verdict == "DOES NOT CONFORM"
+
+
+def test_the_library_draws_burst_min_mode_and_max_by_seed():
+    report = conform.run(_virtual(kind="launcher"), scenarios=library("launcher"))
+    assert report.verdict == "CONFORMS", failed(report)
+    ran = {c.name.split(" (")[0]: c.status for c in report.checks}
+    assert {ran[f"the seed's burst is {n}"] for n in ("burst_max, twelve cards", "burst_min, one card",
+                                                      "burst_mode, four cards")} == {"pass"}
