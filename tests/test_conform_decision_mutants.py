@@ -10,7 +10,7 @@ from unohil.emulator.launcher import Launcher
 from unohil.emulator.model import ACTED, REPORTED
 from unohil.emulator.showdown import STATE as SD_STATE, Showdown
 from unohil.harness import conform
-from unohil.harness.conform import coverage
+from unohil.harness.conform import coverage, quick
 from unohil.harness.scenarios.library import library_paths
 from unohil.harness.scenarios.load import load_paths
 
@@ -144,3 +144,33 @@ def test_the_library_draws_burst_min_mode_and_max_by_seed():
     ran = {c.name.split(" (")[0]: c.status for c in report.checks}
     assert {ran[f"the seed's burst is {n}"] for n in ("burst_max, twelve cards", "burst_min, one card",
                                                       "burst_mode, four cards")} == {"pass"}
+
+
+# ---- --quick: each decision's edge ----
+
+class TiesAtTheWindowEnd(Showdown):
+    """Takes the tie window as closed, [t1, t1 + W]: a second press at exactly t1 + W ties."""
+
+    def _paddle(self, t, side):
+        if (self.state == SD_STATE.racing and self.press[side] is None
+                and t - self.press[self.first] == self.config["tie_window_us"]):
+            self.press[side] = t
+            self.tie = True
+            self._cancel()
+            self.timer = self.at(self.press[self.first] + self.config["flight_us"], self._landing)
+            return ACTED
+        return super()._paddle(t, side)
+
+
+def test_quick_catches_a_tie_at_exactly_the_window_end():
+    report = conform.run(_virtual(with_model(TiesAtTheWindowEnd)), scenarios=library("showdown"), quick=True)
+    assert any("exactly one tie window later is not a tie" in name for name in failed(report)), failed(report)
+    assert report.verdict == "DOES NOT CONFORM"
+
+
+@pytest.mark.parametrize("kind", ["showdown", "flash", "launcher"])
+def test_quick_runs_an_edge_scenario_of_every_decision_that_has_one(kind):
+    scenarios = library(kind)
+    chosen = quick.choose(scenarios, kind, lambda sc: "no landing_sensor" not in sc.needs)
+    for did in {d for sc in scenarios if "boundary" in sc.tags for d in sc.covers if not d.startswith("PR-")}:
+        assert any(did in sc.covers and "boundary" in sc.tags for sc in chosen), did
