@@ -13,6 +13,8 @@ from unohil.harness import conform
 from unohil.harness.conform import coverage, quick
 from unohil.harness.scenarios.library import library_paths
 from unohil.harness.scenarios.load import load_paths
+from unohil.protocol import catalogue as cat
+from unohil.protocol.algorithms import Pcg32
 
 from test_conform import _virtual
 
@@ -174,3 +176,35 @@ def test_quick_runs_an_edge_scenario_of_every_decision_that_has_one(kind):
     chosen = quick.choose(scenarios, kind, lambda sc: "no landing_sensor" not in sc.needs)
     for did in {d for sc in scenarios if "boundary" in sc.tags for d in sc.covers if not d.startswith("PR-")}:
         assert any(did in sc.covers and "boundary" in sc.tags for sc in chosen), did
+
+
+# ---- SPEC 6.0: a generator of another stream, under the reference_rng bit ----
+
+class OtherStream(Pcg32):
+    """PCG32 seeded with another stream constant: every draw differs, every rule is right."""
+
+    def seed(self, seed, stream=cat.RNG_STREAM):
+        super().seed(seed, stream ^ 0x10)
+
+
+class WrongStream(Device):
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.rng = OtherStream(self.seed)
+
+
+@pytest.mark.parametrize("kind", ["showdown", "flash", "launcher"])
+def test_a_reference_generator_of_another_stream_is_named_before_the_seeded_scenarios(kind):
+    report = conform.run(_virtual(WrongStream, kind), scenarios=library(kind))
+    bad = failed(report)
+    draws = bad.pop("the unit's first draws are SPEC 6.0's generator's (before the seeded scenarios)")
+    assert draws.startswith("the unit's draws differ from SPEC 6.0's from the first draw: rng_seed 1, "), draws
+    assert bad and all("(not the rule: the unit's draws differ from SPEC 6.0's from the first draw; see" in detail
+                       for detail in bad.values()), bad
+    assert report.verdict == "DOES NOT CONFORM"
+
+
+def test_a_unit_without_the_reference_generator_is_not_asked_for_its_draws():
+    report = conform.run(_virtual(rng="python"), scenarios=library("showdown"))
+    assert report.verdict == "PARTIAL" and not failed(report)
+    assert not [c for c in report.checks if "SPEC 6.0's generator" in c.name]
