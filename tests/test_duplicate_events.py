@@ -15,6 +15,7 @@ from unohil.protocol import Frame, msg
 
 from test_conform import _virtual
 from test_harness_scenarios import GOOD
+from test_verdict_consistency import run_on
 
 
 class VerdictTwice(Device):
@@ -77,13 +78,7 @@ def test_an_event_of_an_earlier_boot_is_not_compared():
 
 
 def _run(device_cls):
-    (sc,) = loads(GOOD, "t.yaml")
-    d = Driver(_virtual(device_cls))
-    try:
-        d.handshake()
-        return Runner(d).run(sc)
-    finally:
-        d.close()
+    return run_on(device_cls, GOOD)
 
 
 def test_two_verdicts_under_one_event_seq_fail_the_race_naming_both():
