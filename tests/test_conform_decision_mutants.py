@@ -208,3 +208,9 @@ def test_a_unit_without_the_reference_generator_is_not_asked_for_its_draws():
     report = conform.run(_virtual(rng="python"), scenarios=library("showdown"))
     assert report.verdict == "PARTIAL" and not failed(report)
     assert not [c for c in report.checks if "SPEC 6.0's generator" in c.name]
+
+
+def test_draws_a_unit_cannot_be_seeded_for_are_not_compared_and_not_passed():
+    report = conform.run(_virtual(without="config_set"), scenarios=library("showdown"))
+    (draws,) = [c for c in report.checks if "SPEC 6.0's generator" in c.name]
+    assert draws.status == "skip" and draws.detail.startswith("not compared: needs capability config_set")

@@ -126,27 +126,29 @@ PROBES = {
 }
 
 
-def compare(runner, kind: str) -> tuple[bool, str]:
-    """Play the probe of `kind` on the runner's unit: (True, what matched) or (False, where the draws differ).
-    Raises nothing of its own: a race that does not pass is reported as such (False, its error)."""
+def compare(runner, kind: str) -> tuple[Outcome, str]:
+    """Play the probe of `kind` on the runner's unit: pass and what matched, fail and where the draws differ
+    (or why its races did not give them), or skip and why the unit cannot play it (no config_set, say)."""
     probe = PROBES[kind]
     (sc,) = loads(probe.text, f"<{kind} draws>")
     res = runner.run(sc)
+    if res.status is Outcome.SKIP:
+        return Outcome.SKIP, f"not compared: {res.error}"
     n = 0
     for race in res.races:
         seed = sc.race_seed(race.index)
         if race.status is not Outcome.PASS:
             why = race.error or "; ".join(race.failures[:2])
-            return False, f"the race of rng_seed {seed} did not end as SPEC 6.0's draws need: {race.status} ({why})"
+            return Outcome.FAIL, f"the race of rng_seed {seed} did not end as SPEC 6.0's draws need: {race.status} ({why})"
         seen = probe.observe(race.frames, sc.config)
         drawn = probe.predict(A.Pcg32(seed), sc.config)[:len(seen)]
         for i, (got, want) in enumerate(zip(seen, drawn)):
             if got != want:
                 where = "from the first draw" if n == 0 else f"from draw {i + 1} of rng_seed {seed} ({n} before agree)"
-                return False, (f"the unit's draws differ from SPEC 6.0's {where}: rng_seed {seed}, {probe.what} "
+                return Outcome.FAIL, (f"the unit's draws differ from SPEC 6.0's {where}: rng_seed {seed}, {probe.what} "
                                f"{got}, SPEC 6.0's generator gives {want}; the seeded scenarios cannot pass until "
                                f"the generator (PCG32, RNG_STREAM {cat.RNG_STREAM:#x}, U(n)) is SPEC 6.0's")
             n += 1
         if len(seen) < 1:
-            return False, f"the race of rng_seed {seed} showed no {probe.what}"
-    return True, f"{n} draws of rng_seed {', '.join(str(sc.race_seed(r.index)) for r in res.races)} are SPEC 6.0's"
+            return Outcome.FAIL, f"the race of rng_seed {seed} showed no {probe.what}"
+    return Outcome.PASS, f"{n} draws of rng_seed {', '.join(str(sc.race_seed(r.index)) for r in res.races)} are SPEC 6.0's"
