@@ -10,7 +10,9 @@ from unohil.emulator.launcher import Launcher
 from unohil.emulator.model import ACTED, REPORTED
 from unohil.emulator.showdown import STATE as SD_STATE, Showdown
 from unohil.harness import conform
-from unohil.harness.conform import coverage, quick
+from unohil.harness.conform import coverage, draws, quick
+from unohil.harness.outcome import Outcome
+from unohil.harness.run.results import RaceResult, ScenarioResult
 from unohil.harness.scenarios.library import library_paths
 from unohil.harness.scenarios.load import load_paths
 from unohil.protocol import catalogue as cat
@@ -197,8 +199,8 @@ class WrongStream(Device):
 def test_a_reference_generator_of_another_stream_is_named_before_the_seeded_scenarios(kind):
     report = conform.run(_virtual(WrongStream, kind), scenarios=library(kind))
     bad = failed(report)
-    draws = bad.pop("the unit's first draws are SPEC 6.0's generator's (before the seeded scenarios)")
-    assert draws.startswith("the unit's draws differ from SPEC 6.0's from the first draw: rng_seed 1, "), draws
+    said = bad.pop(draws.CHECK)
+    assert said.startswith("the unit's draws differ from SPEC 6.0's from the first draw: rng_seed 1, "), said
     assert bad and all("(not the rule: the unit's draws differ from SPEC 6.0's from the first draw; see" in detail
                        for detail in bad.values()), bad
     assert report.verdict == "DOES NOT CONFORM"
@@ -207,10 +209,23 @@ def test_a_reference_generator_of_another_stream_is_named_before_the_seeded_scen
 def test_a_unit_without_the_reference_generator_is_not_asked_for_its_draws():
     report = conform.run(_virtual(rng="python"), scenarios=library("showdown"))
     assert report.verdict == "PARTIAL" and not failed(report)
-    assert not [c for c in report.checks if "SPEC 6.0's generator" in c.name]
+    assert not [c for c in report.checks if c.name == draws.CHECK]
 
 
 def test_draws_a_unit_cannot_be_seeded_for_are_not_compared_and_not_passed():
     report = conform.run(_virtual(without="config_set"), scenarios=library("showdown"))
-    (draws,) = [c for c in report.checks if "SPEC 6.0's generator" in c.name]
-    assert draws.status == "skip" and draws.detail.startswith("not compared: needs capability config_set")
+    (probe,) = [c for c in report.checks if c.name == draws.CHECK]
+    assert probe.status == "skip" and probe.detail.startswith("not compared: needs capability config_set")
+
+
+class _LinkLostEveryRace:
+    """A runner whose link loses the probe's races: no draw is seen, and none is blamed on the unit."""
+
+    def run(self, sc):
+        race = RaceResult(0, {"race": 0}, status=Outcome.LINK_ERROR, error="INJECT too_late")
+        return ScenarioResult(sc, "emu://showdown", races=[race], status=Outcome.LINK_ERROR)
+
+
+def test_a_probe_race_the_link_lost_is_an_error_not_a_fail():
+    status, detail = draws.compare(_LinkLostEveryRace(), "showdown")
+    assert status == "error" and "link-error (INJECT too_late)" in detail
