@@ -44,7 +44,7 @@ def add_parser(sub) -> None:
     p.add_argument("-k", metavar="EXPR", help="only scenarios whose name/file/tags match")
     p.add_argument("--no-scenarios", action="store_true", help="protocol checks only")
     p.add_argument("--quick", action="store_true",
-                   help="the protocol checks and the shortest scenario for each SPEC decision (under a minute on "
+                   help="the protocol checks and the shortest scenario for each SPEC decision (about a minute on "
                         "a real-clock emulator); never CONFORMS: the scenarios left out are reported as not run")
     p.add_argument("--rig", metavar="URL",
                    help="then measure the unit's fairness through this rig wired to it (SPEC 13.6): a check per "

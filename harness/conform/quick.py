@@ -1,6 +1,9 @@
 """`unohil conform --quick`: the scenarios of a short run, chosen by the decisions they cover.
 
-For each SPEC decision of the unit's kind, the shortest scenario that covers it and that the unit can
+For each SPEC decision of the unit's kind that a scenario tagged `boundary` covers, the shortest such
+scenario the unit can run: a decision's edge is where a unit gets it wrong (a tie at exactly t1 + W),
+and a scenario that covers the decision away from its edge (or another decision's edge) proves
+nothing there. For every other decision, the shortest scenario that covers it and that the unit can
 run (else the shortest that covers it at all, to be reported as skipped), unless a scenario already
 chosen covers it; decisions that few scenarios cover choose first. A scenario's length is its length in device time, which the SPEC fixes: it is
 measured once on the reference emulator on the virtual clock (a fraction of a second for the whole
@@ -13,6 +16,8 @@ from typing import Callable
 from unohil.protocol import catalogue as cat
 
 from unohil.harness.scenarios.model import Scenario
+
+EDGE = "boundary"       # the library's tag of a scenario that tests a rule at its edge, to the microsecond
 
 
 def lengths_us(scenarios: list[Scenario], kind: str) -> list[int]:
@@ -39,11 +44,18 @@ def choose(scenarios: list[Scenario], kind: str, runnable: Callable[[Scenario], 
         mine = [i for i in by_length if did in scenarios[i].covers]
         return [i for i in mine if runnable(scenarios[i])] or mine
 
-    # the decisions with the fewest candidates first: their choice is forced, and what it covers
-    # besides needs nothing more; ties in the SPEC's order
-    todo = sorted((d.id for d in cat.UNITS[kind].decisions), key=lambda did: len(candidates(did)))
+    ids = [d.id for d in cat.UNITS[kind].decisions]
     chosen: set[int] = set()
     covered: set[str] = set()
+    for did in ids:
+        edges = [i for i in by_length if did in scenarios[i].covers and EDGE in scenarios[i].tags
+                 and runnable(scenarios[i])]
+        if edges:
+            chosen.add(edges[0])
+            covered.update(scenarios[edges[0]].covers)
+    # then the decisions with the fewest candidates first: their choice is forced, and what it covers
+    # besides needs nothing more; ties in the SPEC's order
+    todo = sorted((did for did in ids if did not in covered), key=lambda did: len(candidates(did)))
     for did in todo:
         found = candidates(did)
         if did not in covered and found:

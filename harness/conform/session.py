@@ -155,6 +155,18 @@ class Conformance:
         return r
 
     # ---- sections 7-9: the scenario library ----
+    def _draws(self, runner, section: str, seeded: list) -> str | None:
+        """Before seeded scenarios on a unit that says it has SPEC 6.0's generator, its first draws against
+        the generator's (draws.py); what to add to a seeded failure when they differ, else None."""
+        if not seeded or not runner.d.has_cap("reference_rng"):
+            return None
+        from unohil.harness.conform import draws
+        t0 = time.perf_counter()
+        status, detail = draws.compare(runner, self.kind)
+        # a skip is no gap: the seeded scenarios it comes before are skipped too, each saying why
+        self._record(CheckResult(section, draws.CHECK, status, detail, time.perf_counter() - t0, gap=False))
+        return f"  (not the rule: {detail.split(':')[0]}; see '{draws.CHECK}')" if status is Outcome.FAIL else None
+
     def _scenarios(self) -> None:
         from unohil.harness.run.runner import Runner
         from unohil.harness.session.driver import Driver
@@ -179,6 +191,7 @@ class Conformance:
         if self.quick:
             chosen = quick.choose(mine, self.kind, lambda sc: runner._why_not(sc) is None)
             mine, left = chosen, [sc for sc in mine if sc not in chosen]
+        differ = self._draws(runner, section, [sc for sc in mine if "reference_rng" in sc.needs])
         for sc in mine:
             t0 = time.perf_counter()
             res = runner.run(sc)
@@ -190,6 +203,8 @@ class Conformance:
             # a link error or a reset stays what it is: cut by the link, no verdict on the unit (report.CUT)
             status = Outcome.ERROR if res.status is Outcome.INTERRUPTED else res.status
             detail = res.error if status is Outcome.SKIP else "\n".join(lines[:12])
+            if differ and status is Outcome.FAIL and "reference_rng" in sc.needs:
+                detail += f"\n{differ}"
             budgets = self.report.stats.setdefault("timing_budgets", {"met": 0, "measured": 0, "missed": []})
             for name, b in res.budget_summary().items():
                 budgets["met"] += b["met"]

@@ -30,7 +30,7 @@ from unohil.harness.scenarios import expr, roles as rl
 from unohil.harness.scenarios.model import REP, RoleMatcher, Scenario, Step, TimeMatcher
 from unohil.harness.scenarios.units import RIG_ANCHORS, UNITS
 from unohil.harness.session.driver import Driver
-from unohil.harness.session.events import describe_lost
+from unohil.harness.session.events import describe_conflict, describe_lost
 from unohil.harness.session.outage import Outage
 from unohil.harness.session.prepare import prepare
 from unohil.harness.text import duration
@@ -196,6 +196,7 @@ class Runner:
         self._ran_on(race)
         h0 = self.d.health.copy()
         lost0 = self._lost0 = len(self.d.events.lost)
+        conflicts0 = len(self.d.events.conflicts)
         aborted = True
         try:
             self._race(sc, env, race)
@@ -226,6 +227,11 @@ class Runner:
                           if race.status is Outcome.PASS else
                           f"{dh.events_lost} event(s) lost on the link ({which}); the failure cannot be trusted")
             race.status = Outcome.LINK_ERROR
+        conflicts = self.d.events.conflicts[conflicts0:]
+        if conflicts and race.status in (Outcome.PASS, Outcome.FAIL, Outcome.LINK_ERROR):
+            # Two payloads under one event_seq are the unit's, whatever the line lost besides.
+            race.failures.extend(describe_conflict(*c) for c in conflicts)
+            race.status = Outcome.FAIL
         return race
 
     def _ran_on(self, race: RaceResult) -> None:

@@ -6,6 +6,11 @@ range before it is asked for again (send(Resend), which the driver turns into EV
 due() asks again when the answer is overdue, at most RESEND_TRIES times, and then the range is
 given up as lost. An older one, or one already held, is a duplicate. Every range given up is kept
 in `lost` (first event_seq, count), so what could not be recovered can be named.
+
+A duplicate is a copy only if its payload is the one already received (SPEC 4.5: a resent event has
+the same payload; a line that duplicates frames repeats them byte for byte). One that differs is the
+unit saying two things under one event_seq: both are kept in `conflicts` (first, copy), for the
+race to fail naming them.
 """
 from __future__ import annotations
 
@@ -51,6 +56,8 @@ class EventSequencer:
         self.held: dict[int, Frame] = {}
         self.resend: Resend | None = None
         self.lost: list[tuple[int, int]] = []   # (first event_seq, count) of every range given up
+        self.conflicts: list[tuple[Frame, Frame]] = []  # (the event received, a copy saying otherwise)
+        self._boot_mark: Frame | None = None    # the last frame of history before the device rebooted
 
     def start(self, next_seq: int) -> None:
         """A session begins: the device's next event will carry next_seq."""
@@ -60,6 +67,7 @@ class EventSequencer:
 
     def stop(self) -> None:
         """The device rebooted: its numbering restarts, nothing before counts."""
+        self._boot_mark = self.history[-1] if self.history else None
         self.next = None
         self.held.clear()
         self.resend = None
@@ -74,6 +82,10 @@ class EventSequencer:
         d = (seq - self.next) & 0xFFFF
         if d >= 0x8000 or seq in self.held:
             self.health.duplicates += 1
+            first = self.held.get(seq) or self._delivered(seq)
+            if first is not None and not same_payload(first, frame):
+                self.conflicts.append((first, frame))
+                self.note(f"event_seq {seq} came twice with different payloads: {first.msg} and {frame.msg}")
             return
         if d == 0:
             self._deliver(frame)
@@ -84,6 +96,16 @@ class EventSequencer:
             self.give_up("too many events held behind a gap", now_us)
         elif self.resend is None:
             self.request(self.next, d, now_us)
+
+    def _delivered(self, seq: int) -> Frame | None:
+        """The event of this boot delivered with event_seq seq (the newest such), if history still has it."""
+        mark = self._boot_mark
+        for f in reversed(self.history):
+            if f is mark:
+                return None
+            if f.msg.event_seq == seq:
+                return f
+        return None
 
     def _deliver(self, frame: Frame) -> None:
         seq = frame.msg.event_seq
@@ -173,6 +195,18 @@ class EventSequencer:
                 self.resend.want.discard(self.next)
             self.next = (self.next + 1) & 0xFFFF
         self._flush_held(now_us)
+
+
+def same_payload(a: Frame, b: Frame) -> bool:
+    """Whether two events are one message (type and every field), whatever their headers say."""
+    return type(a.msg) is type(b.msg) and a.msg == b.msg
+
+
+def describe_conflict(first: Frame, copy: Frame) -> str:
+    """Two payloads under one event_seq, in words."""
+    return (f"event_seq {first.msg.event_seq} came twice with different payloads (SPEC 4.5: a copy of an event "
+            f"is the same event): {first.msg} at device time {first.time_us}, then {copy.msg} "
+            f"at {copy.time_us}")
 
 
 def describe_lost(ranges) -> str:

@@ -91,9 +91,23 @@ def input_refused(cs):
 @check("4.3", "INPUT refused by the unit as bad_value: NAK bad_value, then INPUT_SEEN refused", needs=("host_input",),
        decisions=("SD-10",))
 def input_refused_value(cs):
-    if not cs.recipe["refused_value"]:
+    refusals = [cs.recipe["refused_value"]] if cs.recipe["refused_value"] else []
+    beyond = button_beyond(cs.kind, cs.ident.players)
+    if beyond is not None:
+        refusals.append([[beyond, "press", 0]])
+    if not refusals:
         return ("n/a", f"no bad_value refusal in the {cs.kind} state table to provoke")
-    _refusal(cs, cs.recipe["refused_value"], "bad_value")
+    for steps in refusals:
+        _refusal(cs, steps, "bad_value")
+    return f"checked: {'; '.join(' '.join(map(str, steps[-1])) for steps in refusals)}"
+
+
+def button_beyond(kind: str, players: int) -> str | None:
+    """The first Player button a unit with IDENTITY.players buttons lacks (SPEC 8.1: refused bad_value), if any."""
+    roles = cat.UNITS[kind].roles
+    if roles is None or players >= len(roles.buttons):
+        return None
+    return roles.buttons[players]
 
 
 @check("4.3", "INPUT with a value on an input that takes none: NAK bad_value, nothing started (PR-3)",
