@@ -574,7 +574,7 @@ class Driver:
         unit says it never saw (every event it sent fetched back, none of them this input's) is sent again."""
         m = M.INPUT(input=self._input(name), action=ACTION[action], value=value)
         for attempt in range(3):
-            since = self.history[-1].dev_us if self.history else None
+            since = self.history[-1] if self.history else None     # the input's INPUT_SEEN can only come after
             try:
                 return self.command(m)
             except CommandTimeout:
@@ -592,7 +592,7 @@ class Driver:
                 return seen
         raise AssertionError("unreachable")
 
-    def _input_seen(self, m, since: int | None):
+    def _input_seen(self, m, since: Frame | None):
         """After an INPUT got no reply: its INPUT_SEEN (source host) if the unit saw it, False if the unit says
         it did not (every event it sent is here and none is this input's), None if that cannot be known."""
         try:
@@ -602,7 +602,7 @@ class Driver:
         if self._reset is not None or not self._events_until(st.next_event_seq):
             return None
         for f in reversed(self.history):
-            if since is not None and f.dev_us <= since:
+            if f is since:
                 break
             e = f.msg
             if (e.NAME == "INPUT_SEEN" and e.source == _HOST and e.input == m.input and e.action == m.action
