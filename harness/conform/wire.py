@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from contextlib import contextmanager
 
-from unohil.protocol import Frame, FrameError, StreamDecoder, catalogue as cat, encode, msg
+from unohil.protocol import Frame, FrameError, StreamDecoder, catalogue as cat, devtime, encode, msg
 from unohil.protocol.framing import cobs_encode, crc16
 
 from unohil.harness.session.timing import link_timing
@@ -101,7 +101,8 @@ class Wire:
                 self._resend_left = m.value
         elif m.KIND == "event":
             ref = self._burst_ref
-            if ref is not None and (f.time_us - ref[0]) & 0xFFFFFFFF <= BURST_SAME_US:
+            # a reply is stamped when sent, the events its command caused at the command's arrival: either first
+            if ref is not None and abs(devtime.diff(f.time_us, ref[0])) <= BURST_SAME_US:
                 self.timing.observe_spread(f.host_us - ref[1])
             if self._resend_left > 0:
                 self._resend_left -= 1

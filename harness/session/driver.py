@@ -61,7 +61,7 @@ class _Pending:
 REBOOT_SYMPTOMS = frozenset({"too_late", "wrong_state"})
 _HOST = cat.ENUM_VALUES["input_source"]["host"]
 _REFUSED = cat.ENUM_VALUES["disposition"]["refused"]
-# Events stamped this close after a reply are taken for the rest of its burst (what the command caused)
+# Events stamped this close to a reply are taken for the rest of its burst (what the command caused)
 BURST_SAME_US = 2000
 # The commands still sent once a reboot is known: they see it (STATUS) or begin the new session (HELLO)
 SURVIVE_REBOOT = frozenset({"HELLO", "STATUS_GET"})
@@ -241,7 +241,8 @@ class Driver:
                 kind = m.KIND
                 if kind == "event":
                     ref = self._burst_ref
-                    if ref is not None and 0 <= frame.dev_us - ref[0] <= BURST_SAME_US:
+                    # a reply is stamped when sent, the events its command caused at its arrival: either first
+                    if ref is not None and abs(frame.dev_us - ref[0]) <= BURST_SAME_US:
                         self.timing.observe_spread(host_us - ref[1])
                     # The next event of a stream without gaps: the sequencer's delivery, inline.
                     if m.event_seq == events.next and not events.held and events.resend is None \
@@ -361,8 +362,8 @@ class Driver:
                 # Not sent at all: the rebooted unit would act on it in its new boot (an INJECT
                 # timed on the old boot's clock would stay pending into the next session).
                 raise self._reset
-            sent_us = self.link.now_us()
             seq = self._send(msg)
+            sent_us = self.link.now_us()        # after the write: a host stalled in it is no slow link
             p = self._pending[seq] = _Pending(msg.NAME)
             deadline = sent_us + timeout
             damaged = self._bad_crc_naks
