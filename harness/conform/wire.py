@@ -103,7 +103,8 @@ class Wire:
             ref = self._burst_ref
             # a reply is stamped when sent, the events its command caused at the command's arrival: either first
             if ref is not None and abs(devtime.diff(f.time_us, ref[0])) <= BURST_SAME_US:
-                self.timing.observe_spread(f.host_us - ref[1])
+                # later than the reply by more than the unit's own stamps say: the link's doing
+                self.timing.observe_spread(f.host_us - ref[1] - max(0, devtime.diff(f.time_us, ref[0])))
             if self._resend_left > 0:
                 self._resend_left -= 1
                 self.resent.add(id(f))

@@ -243,7 +243,8 @@ class Driver:
                     ref = self._burst_ref
                     # a reply is stamped when sent, the events its command caused at its arrival: either first
                     if ref is not None and abs(frame.dev_us - ref[0]) <= BURST_SAME_US:
-                        self.timing.observe_spread(host_us - ref[1])
+                        # later than the reply by more than the unit's own stamps say: the link's doing
+                        self.timing.observe_spread(host_us - ref[1] - max(0, frame.dev_us - ref[0]))
                     # The next event of a stream without gaps: the sequencer's delivery, inline.
                     if m.event_seq == events.next and not events.held and events.resend is None \
                             and m.NAME != "BOOT":
