@@ -79,6 +79,12 @@ def test_before_anything_was_timed_a_reply_gets_room_for_an_unknown_link():
     assert t.reply_timeout_us() == T.SPEC_REPLY_US + 3000 + T.MARGIN_US
 
 
+def test_a_real_clock_adds_the_host_s_scheduling_slack_and_no_more():
+    t = T.LinkTiming(virtual=False)
+    t.observe_reply(150)
+    assert t.reply_timeout_us() == T.SPEC_REPLY_US + 150 + T.HOST_SLACK_US + T.MARGIN_US < 1_000_000
+
+
 def test_a_lost_reply_costs_the_derived_timeout_of_virtual_time():
     lost = []
 

@@ -568,7 +568,8 @@ class Driver:
         self.command(M.RESET(mode=cat.ENUM_VALUES["reset_mode"][mode]), retries=retries)
 
     def input(self, name: str | int, action: str = "press", value: int = 0) -> Frame:
-        """Apply an input now (host-timed). Returns the ACK frame; its host_us is when it was confirmed.
+        """Apply an input now (host-timed). Returns the ACK frame (or the INPUT_SEEN standing for a lost one);
+        its host_us is when it was confirmed.
 
         INPUT must not be resent blindly (SPEC 4.3): when its reply is lost, the unit's INPUT_SEEN (source
         host, which follows the reply, refused or not) tells whether it acted; that INPUT_SEEN is returned (its
@@ -613,7 +614,8 @@ class Driver:
         return False
 
     def _state_after(self, seen: Frame) -> int:
-        """NAK wrong_state's detail, the unit's state: from the INPUT_SEEN's detail's companion, STATUS."""
+        """The detail NAK wrong_state would have had, the unit's state: INPUT_SEEN carries only the error, and a
+        refused input changed nothing, so STATUS's state is the one it refused in."""
         return self.status().state if ERROR_NAMES.get(seen.msg.detail) == "wrong_state" else 0
 
     def _input(self, name: str | int) -> int:
