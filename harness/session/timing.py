@@ -33,7 +33,8 @@ class LinkTiming:
         self.usb = usb
         self.host_slack_us = 0 if virtual else HOST_SLACK_US
         self.round_trips: deque[int] = deque(maxlen=WINDOW)     # us from a command's write to its reply
-        self.spreads: deque[int] = deque(maxlen=WINDOW)         # us from a reply to a frame of its burst
+        # us a frame of a burst came after its reply, beyond what the unit's own stamps say
+        self.spreads: deque[int] = deque(maxlen=WINDOW)
 
     def observe_reply(self, us: int) -> None:
         self.round_trips.append(max(0, int(us)))
