@@ -75,6 +75,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--faults", metavar="SPEC", default=None,
                         help="a faulty line, e.g. corrupt=1e-3,dropframe=1e-3,delay=50us..2ms,seed=7 "
                              "(every fault and what the harness guarantees under it: faults.md in the uno-hil docs)")
+    parser.add_argument("--baud", type=int, default=None, metavar="B",
+                        help="hold the line to B baud, 8N1, both ways (115200: 86.8 us a byte), as SPEC 10.2's serial "
+                             "line; a faults item (baud=B)")
+    parser.add_argument("--split-burst", metavar="A..B", default=None,
+                        help="deliver the second frame of each burst A..B later (e.g. 20ms..40ms), as a TCP bridge "
+                             "without TCP_NODELAY; a faults item (split_burst=A..B)")
     parser.add_argument("--realtime", action="store_true",
                         help="run the serving loop at real-time priority (SCHED_FIFO) when permitted, as a "
                              "microcontroller's timer interrupt would; falls back with a warning")
@@ -97,6 +103,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--print-origin", action="store_true",
                         help="after the paths, print 'origin PATH US' per unit: the host monotonic time in us "
                              "at which its device time was 0 (clock real only; for latency measurements)")
+
+
+def _line_spec(args) -> str | None:
+    """--faults with --baud and --split-burst added as its items."""
+    items = [getattr(args, "faults", None)]
+    if getattr(args, "baud", None) is not None:
+        items.append(f"baud={args.baud}")
+    if getattr(args, "split_burst", None):
+        items.append(f"split_burst={args.split_burst}")
+    return ",".join(filter(None, items)) or None
 
 
 def _parse_tcp(text: str, count: int = 1) -> tuple[str, int]:
@@ -174,7 +190,7 @@ def run(args: argparse.Namespace) -> int:
         tcp = _parse_tcp(args.tcp, args.count) if args.tcp else None
         if getattr(args, "interactive", False):
             _check_interactive(args)
-        faults = parse_faults(getattr(args, "faults", None))
+        faults = parse_faults(_line_spec(args))
         # Before any port is made: a process short of descriptors fails now, saying so, and not
         # at unit 1021 with whatever the system call that ran out reports.
         ensure_fd_limit(fds_needed(args.count), f"{args.count} unit(s) ({FDS_PER_UNIT} each, and the process's own)")

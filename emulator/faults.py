@@ -16,6 +16,11 @@ A fault spec is a comma-separated list of ITEM=VALUE:
   reset=P           the unit reboots (BOOT reason watchdog) right after a frame, with
                     probability P per frame
   reset_after=N     the unit reboots once, right after its N-th frame
+  baud=B            the line carries B baud, 8N1 (10 bits a byte: 86.8 us at 115200), both ways:
+                    each frame arrives when its last byte has crossed, one byte after another (a
+                    command reaches the unit when its delimiter has, SPEC 10.2)
+  split_burst=A..B  the second frame of a burst (and the rest of it) arrives a delay drawn from
+                    [A, B] after the first, as behind a TCP bridge without TCP_NODELAY
   disconnect_after=N
                     the connection drops once, right after the unit's N-th frame (frames
                     still in flight are lost)
@@ -56,8 +61,11 @@ import random
 import re
 from collections import deque
 from dataclasses import dataclass, field
+from fractions import Fraction
 
 from unohil.protocol import ENUMS
+
+from .clock import INPUT
 
 MAX_HELD = 4096
 GARBAGE_MAX = 16
@@ -92,12 +100,15 @@ class FaultSpec:
     reset_after: int | None = None
     disconnect_after: int | None = None
     seed: int | None = None
+    baud: int | None = None
+    split_burst: tuple[int, int] | None = None
     text: str = ""
 
     @property
     def timed(self) -> bool:
-        """True if output may be held back (delay or stall)."""
-        return self.delay is not None or self.stall is not None
+        """True if output may be held back (delay, stall, a baud rate or a split burst)."""
+        return (self.delay is not None or self.stall is not None or self.baud is not None
+                or self.split_burst is not None)
 
     def __str__(self) -> str:
         return self.text
@@ -120,6 +131,15 @@ def _duration(item: str, value: str) -> int:
         raise FaultSpecError(f"faults: {item!r}: {value!r} is not a duration (an integer with us, ms or s, "
                              f"e.g. 200ms)")
     return int(m.group(1)) * _UNITS[m.group(2) or "us"]
+
+
+def _range(item: str, value: str) -> tuple[int, int]:
+    lo, sep, hi = value.partition("..")
+    a = _duration(item, lo)
+    b = _duration(item, hi) if sep else a
+    if b < a:
+        raise FaultSpecError(f"faults: {item!r}: the range is empty ({hi.strip()} < {lo.strip()})")
+    return a, b
 
 
 def _count(item: str, value: str) -> int:
@@ -158,13 +178,13 @@ def parse(text: str | FaultSpec | None) -> FaultSpec | None:
             into[name] = _prob(item, value)
         elif name in _PROB_OUT:
             out[name] = _prob(item, value)
-        elif key == "delay":
-            lo, sep2, hi = value.partition("..")
-            a = _duration(item, lo)
-            b = _duration(item, hi) if sep2 else a
-            if b < a:
-                raise FaultSpecError(f"faults: {item!r}: the range is empty ({hi.strip()} < {lo.strip()})")
-            other["delay"] = (a, b)
+        elif key in ("delay", "split_burst"):
+            other[key] = _range(item, value)
+        elif key == "baud":
+            if not value.strip().isdigit() or not 300 <= int(value) <= 100_000_000:
+                raise FaultSpecError(f"faults: {item!r}: a baud rate is a whole number from 300 to 100000000, "
+                                     f"e.g. baud=115200")
+            other["baud"] = int(value)
         elif key == "stall":
             p, sep2, d = value.partition(":")
             if not sep2:
@@ -178,7 +198,7 @@ def parse(text: str | FaultSpec | None) -> FaultSpec | None:
             except ValueError:
                 raise FaultSpecError(f"faults: {item!r}: the seed must be an integer") from None
         else:
-            known = list(_PROB_OUT) + ["delay", "stall", *_COUNTS, "seed"] + [f"in.{k}" for k in _PROB_IN]
+            known = list(_PROB_OUT) + ["delay", "split_burst", "baud", "stall", *_COUNTS, "seed"] + [f"in.{k}" for k in _PROB_IN]
             raise FaultSpecError(f"faults: {item!r}: unknown fault {key!r}; known: {', '.join(known)}")
     return FaultSpec(out=Direction(**out), into=Direction(**into), text=text, **other)
 
@@ -343,6 +363,10 @@ class Line:
         self._held = 0
         self._last = 0                    # delivery time of the latest burst
         self._stall_until = 0
+        # 8N1: 10 bits a byte; exact fractions so a long run does not drift from the baud rate
+        self._byte_us = Fraction(10_000_000, spec.baud) if spec.baud else None
+        self._out_free = Fraction(0)      # when the unit's side of the wire is free again
+        self._in_free = Fraction(0)       # when the host's side is
 
     # ---- unit -> host ----
     def _count(self, key: str, n: int = 1) -> None:
@@ -402,9 +426,34 @@ class Line:
                 return
             if at > now:
                 self._count("delayed_bursts")
-        self._last = at
-        self._queue.append((at, data))
+        if self._byte_us is None and self.spec.split_burst is None:
+            self._last = at
+            self._queue.append((at, data))
+        else:
+            for t, piece in self._pace(data, at):
+                self._last = t = max(t, self._last)
+                self._queue.append((t, piece))
         self._held += len(data)
+
+    def _pace(self, data: bytes, at: int) -> list[tuple[int, bytes]]:
+        """(arrival, bytes) of a burst leaving at `at`: a split burst's second frame later, and on a line
+        with a baud rate each frame when its last byte has crossed."""
+        pieces = [(at, data)]
+        if self.spec.split_burst is not None:
+            end = data.find(0) + 1
+            if 0 < end < len(data):
+                lo, hi = self.spec.split_burst
+                gap = lo if lo == hi else self._time_rng.randint(lo, hi)
+                pieces = [(at, data[:end]), (at + gap, data[end:])]
+                self._count("split_bursts")
+        if self._byte_us is None:
+            return pieces
+        out = []
+        for t, piece in pieces:
+            for frame in _frames_of(piece):
+                self._out_free = max(self._out_free, Fraction(t)) + len(frame) * self._byte_us
+                out.append((math.ceil(self._out_free), frame))
+        return out
 
     def take(self, now: int) -> bytes:
         """Everything that has arrived at the host by now."""
@@ -435,6 +484,29 @@ class Line:
         if self.cut:
             return b""
         return self._in.feed(data)
+
+    @property
+    def paces_input(self) -> bool:
+        return self._byte_us is not None
+
+    def into_at(self, data: bytes, now: int) -> list[tuple[int, bytes]]:
+        """The host's bytes written at now, as (arrival at the unit, bytes): each frame when its delimiter
+        has crossed the wire at the baud rate."""
+        data = self.into(data)
+        out = []
+        for frame in _frames_of(data):
+            self._in_free = max(self._in_free, Fraction(now)) + len(frame) * self._byte_us
+            out.append((math.ceil(self._in_free), frame))
+        return out
+
+
+def _frames_of(data: bytes) -> list[bytes]:
+    """data cut after each 0x00 delimiter (a tail without one is a piece of its own)."""
+    parts = data.split(b"\x00")
+    out = [p + b"\x00" for p in parts[:-1]]
+    if parts[-1]:
+        out.append(parts[-1])
+    return out
 
 
 def reboot(device) -> None:
@@ -479,7 +551,14 @@ class VirtualFaults:
                 reboot(link.device)
 
     def write(self, data: bytes) -> bytes:
-        return self.line.into(data)
+        line = self.line
+        if not line.paces_input:
+            return line.into(data)
+        link = self.link
+        for t, frame in line.into_at(data, link._host_now):
+            link.clock.call_at(max(link.clock.now(), link._clock_limit(t)), link.device.receive, frame,
+                               priority=INPUT)
+        return b""
 
     def read(self, timeout_us: int) -> tuple[bytes, int]:
         link, line, clock = self.link, self.line, self.link.clock

@@ -65,6 +65,11 @@ class VirtualLink:
         self.faults = None if spec is None else VirtualFaults(self, spec, seed, serial)
         self.device.start()
 
+    @property
+    def baud(self) -> int | None:
+        """The baud rate of a slow line (faults baud=B), as a serial port tells its own."""
+        return None if self.faults is None else self.faults.line.spec.baud
+
     # ---- time mapping ----
     def _host_at(self, clock_us: int) -> int:
         if self._no_drift:

@@ -52,7 +52,7 @@ import socket
 import sys
 from collections import deque
 
-from . import faults as _faults
+from . import clock as _clock, faults as _faults
 from .rehearsal import Rehearsal
 
 SPIN_US = 2_000                # wake this long before a due time and spin the rest
@@ -449,6 +449,11 @@ class Server:
             if line is not None:
                 line.cut = False        # a new connection on a cut line works
         if data and line is not None:
+            if line.paces_input:
+                # each frame reaches the unit when its delimiter has crossed the wire at the line's baud rate
+                for t, frame in line.into_at(data, self.clock.now()):
+                    self.clock.call_at(t, device.receive, frame, priority=_clock.INPUT)
+                return
             data = line.into(data)
         if data:
             self._run_due()         # what was due before these bytes came happened first

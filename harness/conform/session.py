@@ -125,7 +125,7 @@ class Conformance:
             if self.has("test_mode"):
                 self.w.command(msg.INJECT_CANCEL())
             self.new_game()
-            self.w.quiet(20_000)
+            self.w.quiet(self.w.burst_us())
         except Fail:
             pass
 
@@ -175,7 +175,7 @@ class Conformance:
         if not mine:
             self._record(CheckResult(section, "scenario library", Outcome.SKIP, f"no {self.kind} scenarios selected"))
             return
-        self.w.quiet(20_000)
+        self.w.quiet(self.w.burst_us())
         drv = Driver(self.link)
         try:
             drv.hello(expect_kind=self.kind)

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from contextlib import contextmanager
 
-from unohil.protocol import Frame, FrameError, StreamDecoder, catalogue as cat, encode, msg
+from unohil.protocol import Frame, FrameError, StreamDecoder, catalogue as cat, devtime, encode, msg
 from unohil.protocol.framing import cobs_encode, crc16
+
+from unohil.harness.session.timing import link_timing
 
 ERR = cat.ENUM_VALUES["error"]
 ERR_NAMES = {v: k for k, v in ERR.items()}
@@ -18,6 +20,7 @@ COMMAND_IDS = {m.id for m in cat.MESSAGES if m.kind == "command"}
 REPLY_TIMEOUT_US = 1_000_000
 QUIET_US = 100_000
 TURNAROUND_MAX_US = 50_000
+BURST_SAME_US = 2000        # an event stamped this close after a reply is taken for the rest of its burst
 
 
 class Fail(Exception):
@@ -47,6 +50,8 @@ class Wire:
         self.origin_errors = 0
         self._seq = 0x100
         self.reply_times_us: list[int] = []
+        self.timing = link_timing(link)                   # what the link has shown: quiet windows and leads
+        self._burst_ref: tuple[int, int] | None = None     # (device, host time) of the latest reply
 
     def next_seq(self) -> int:
         s = self._seq
@@ -86,6 +91,7 @@ class Wire:
         self.frames.append(f)
         m = f.msg
         if m.KIND == "reply":
+            self._burst_ref = (f.time_us, f.host_us)
             if m.cmd_seq == 0xFFFF:
                 self.unattributed.append(f)
                 return
@@ -93,9 +99,15 @@ class Wire:
             owed = self.sent.get(m.cmd_seq)
             if owed and owed[0] == "EVENT_RESEND" and m.NAME == "ACK" and len(self.replies[m.cmd_seq]) == 1:
                 self._resend_left = m.value
-        elif m.KIND == "event" and self._resend_left > 0:
-            self._resend_left -= 1
-            self.resent.add(id(f))
+        elif m.KIND == "event":
+            ref = self._burst_ref
+            # a reply is stamped when sent, the events its command caused at the command's arrival: either first
+            if ref is not None and abs(devtime.diff(f.time_us, ref[0])) <= BURST_SAME_US:
+                # later than the reply by more than the unit's own stamps say: the link's doing
+                self.timing.observe_spread(f.host_us - ref[1] - max(0, devtime.diff(f.time_us, ref[0])))
+            if self._resend_left > 0:
+                self._resend_left -= 1
+                self.resent.add(id(f))
 
     def reply(self, seq: int, timeout_us: int = REPLY_TIMEOUT_US) -> Frame | None:
         deadline = self.link.now_us() + timeout_us
@@ -111,6 +123,7 @@ class Wire:
         if r is None:
             raise Fail(f"no reply to {m.NAME} (seq {seq}) within {timeout_us // 1000} ms")
         self.reply_times_us.append(r.host_us - t0)
+        self.timing.observe_reply(r.host_us - t0)
         if expect is not None and r.msg.NAME != expect:
             raise Fail(f"{m.NAME} answered {show(r)}, expected {expect}")
         return r
@@ -134,6 +147,17 @@ class Wire:
         r = self.command(m)
         expect_nak(r, m.ID, r.msg.cmd_seq, error, detail, what=m.NAME)
         return r
+
+    def burst_us(self) -> int:
+        """How long the rest of a reply's burst (the events its command caused) may take to come, as the link
+        has shown (session/timing.py): the window in which a check looks for them."""
+        return self.timing.burst_us()
+
+    def lead_us(self, commands: int = 1) -> int:
+        """How far ahead of the last reply's time a stimulus sent after `commands` more commands must lie to
+        arrive in time: each command's worst round trip and jitter, and the stimulus's own lead."""
+        t = self.timing
+        return (commands - 1) * (t.worst_round_trip_us() + t.jitter_us()) + t.stimulus_lead_us()
 
     def quiet(self, us: int = QUIET_US) -> list[Frame]:
         """Everything that arrives within us."""
@@ -190,7 +214,7 @@ def changes_nothing(w: Wire, what: str, owed=None):
     before = w.command(msg.STATUS_GET(), expect="STATUS").msg
     n = len(w.frames)
     yield
-    w.quiet(20_000)
+    w.quiet(w.burst_us())
     events = [f for f in w.frames[n:] if f.msg.KIND == "event" and id(f) not in w.resent]
     allowed = [f for f in events if owed is not None and owed(f)]
     acted = [f.msg.NAME for f in events if not any(f is a for a in allowed)]

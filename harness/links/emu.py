@@ -9,7 +9,9 @@ serial=N is the unit's serial; unlike a served emulator's (pid * 4096 + i) it de
 unit is private to this process and never claimed, and its seed and serial seed its faulty line and
 its boot ids, so a run on the virtual clock is the same every time.
 faults puts a faulty line between the harness and the unit (emulator/faults.py has the
-vocabulary, e.g. faults=corrupt=1e-3,dropframe=1e-3,delay=50us..2ms).
+vocabulary, e.g. faults=corrupt=1e-3,dropframe=1e-3,delay=50us..2ms). baud=115200 (a line held to
+that baud rate, 8N1, both ways) and split_burst=20ms..40ms (the second frame of a burst that much
+later) make a slow line: the same items of the line's spec, written on their own.
 
 The harness reaches the emulator only through this registry entry, and imports it
 only when such a URL is opened.
@@ -30,8 +32,11 @@ DEFAULT_URL = "emu://showdown?clock=virtual"
 _OPTIONS = {
     "seed": int, "clock": str, "serial": int, "card_capacity": int, "players": int,
     "boot_time_us": int, "drift_ppm": float, "host_offset_us": int, "faults": str, "without": str,
-    "landing_sensor": int, "rng": str, "timer_lag_us": int, "inject_queue": int,
+    "landing_sensor": int, "rng": str, "timer_lag_us": int, "inject_queue": int, "baud": str,
+    "split_burst": str,
 }
+# a slow line's options, given apart from faults= for reading's sake: they are items of the line's spec
+_LINE_ITEMS = ("baud", "split_burst")
 
 
 def open_emu(url: str):
@@ -42,6 +47,9 @@ def open_emu(url: str):
                              f"(e.g. emu://showdown?seed=7)")
     opts = query_options(url, _OPTIONS)
     clock = opts.pop("clock", "virtual")
+    items = [f"{k}={opts.pop(k)}" for k in _LINE_ITEMS if k in opts]
+    if items:
+        opts["faults"] = ",".join(filter(None, [opts.get("faults", "")] + items))
     if clock not in ("virtual", "real"):
         raise DeviceURLError(f"{url}: clock must be 'virtual' or 'real', not {clock!r}")
     from unohil.emulator import inprocess

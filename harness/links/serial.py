@@ -118,8 +118,11 @@ def open_pyserial(url: str) -> Link:
     except (ValueError, OSError) as exc:
         raise DeviceURLError(f"{url}: cannot open: {exc}") from None
     if not scheme and hasattr(ser, "fd") and ser.fd is not None:
-        return FdLink(url, fd=ser.fd, owner=ser)
-    return SerialLink(url, ser)
+        link = FdLink(url, fd=ser.fd, owner=ser)
+    else:
+        link = SerialLink(url, ser)
+    link.baud = ser.baudrate        # the byte time of every frame (harness/session/timing.py)
+    return link
 
 
 def _explain_open_error(url: str, exc: Exception) -> str:

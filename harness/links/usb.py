@@ -252,6 +252,7 @@ class UsbLink:
     """The byte stream over one unit's bulk endpoints (the Link interface of harness/links/__init__.py)."""
 
     virtual = False
+    usb = True      # data moves in 1 ms frames (harness/session/timing.py)
 
     def __init__(self, url: str, dev, intf: int, ep_out, ep_in, *, serial: str | None = None,
                  read_size: int | None = None, write_timeout_ms: int = WRITE_TIMEOUT_MS):

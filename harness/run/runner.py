@@ -244,10 +244,17 @@ class Runner:
     def _start_time(self) -> int:
         """The race's time zero on the device clock: far enough ahead for its first stimulus."""
         d = self.d
-        if d.link.virtual and (d.clock.estimate or d.sync_clock()).best_rtt_us == 0:
+        if self._instant_link():
             return d.last_reply_dev_us + VIRTUAL_LEAD_US
-        # A link with transit time (a virtual one with delay faults, too) needs a real lead.
-        return d.device_now() + REAL_LEAD_US
+        # A link with transit time (a virtual one with delay faults, too) needs a real lead: the most of the
+        # floor and what the link has shown (session/timing.py)
+        return d.device_now() + max(REAL_LEAD_US, self._lead())
+
+    def _instant_link(self) -> bool:
+        """A virtual link that has shown no transit time at all (no delay, no queueing, no split bursts)."""
+        d = self.d
+        return (d.link.virtual and (d.clock.estimate or d.sync_clock()).best_rtt_us == 0
+                and d.timing.worst_round_trip_us() == 0 and d.timing.late_us() == 0)
 
     def _race(self, sc: Scenario, env: dict, race: RaceResult) -> None:
         d = self.d
@@ -484,10 +491,15 @@ class Runner:
         """How far ahead of the device's now a stimulus must be sent to get there in time: on a link with
         transit time its round trip, the clock's uncertainty both ways and the turnaround."""
         d = self.d
-        est = d.clock.estimate or d.sync_clock()
-        if d.link.virtual and est.best_rtt_us == 0:
+        if self._instant_link():
             return VIRTUAL_LEAD_US
         return d.stimulus_lead_us() + ROLE_SLACK_US
+
+    def _confirm_us(self) -> int:
+        """What asking the unit how far it got (STATUS) costs before a stimulus can follow: nothing on an
+        instant link, else the link's worst round trip and its jitter."""
+        t = self.d.timing
+        return 0 if self._instant_link() else t.worst_round_trip_us() + t.jitter_us()
 
     def _matching(self, pattern, events: list[Frame], since: int) -> Frame | None:
         """The first event at or after since that matches the pattern (by roles in force just before it)."""
@@ -513,7 +525,8 @@ class Runner:
         """Whether a step repeated until an event has seen it, deciding on the repetition due at next_t:
         the runner hears the unit up to the lead that repetition needs, then looks. Hearing up to a device
         time takes until its events can have arrived (the transit margin), so it stops that much earlier."""
-        hear_until = next_t - self._lead() - self.d.transit_margin_us()
+        # the STATUS that confirms what came costs a round trip too, before the repetition's INJECT is sent
+        hear_until = next_t - self._lead() - self.d.transit_margin_us() - self._confirm_us()
         self._wait_time(hear_until, events)
         self.d.confirm_events(events)
         self._frontier = max(self._frontier, hear_until)

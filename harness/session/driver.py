@@ -19,6 +19,7 @@ from unohil.harness.session.clocksync import ClockEstimate, ClockSync, SyncSampl
 from unohil.harness.session.events import RESEND_TRIES, EventSequencer, Resend
 from unohil.harness.errors import CommandTimeout, DeviceMismatch, DeviceReset, LinkClosed, LinkError, Nak, WaitTimeout
 from unohil.harness.session.health import LinkHealth
+from unohil.harness.session.timing import link_timing
 from unohil.harness.links import Link, claim, open_link
 
 # The harness's logger tree is "unohil" (session, run, conform): pytest's log options and per-test log files
@@ -58,6 +59,10 @@ class _Pending:
 
 # NAKs a reboot the host has not seen yet can cause: ask STATUS for the boot id before blaming the command
 REBOOT_SYMPTOMS = frozenset({"too_late", "wrong_state"})
+_HOST = cat.ENUM_VALUES["input_source"]["host"]
+_REFUSED = cat.ENUM_VALUES["disposition"]["refused"]
+# Events stamped this close to a reply are taken for the rest of its burst (what the command caused)
+BURST_SAME_US = 2000
 # The commands still sent once a reboot is known: they see it (STATUS) or begin the new session (HELLO)
 SURVIVE_REBOOT = frozenset({"HELLO", "STATUS_GET"})
 
@@ -68,14 +73,17 @@ class Driver:
     HANDSHAKE_BUDGET_US = 15_000_000
 
     def __init__(self, link: Link, *, name: str | None = None, trace=None,
-                 command_timeout_us: int = 1_000_000, history: int = 20_000,
+                 command_timeout_us: int | None = None, history: int = 20_000,
                  opener: Callable[[str], Link] = open_link):
         self.link = link
         self.opener = opener            # opens the URL again after the other end hung up
         self.url = link.url
         self.name = name or link.url
         self.trace = trace
-        self.command_timeout_us = command_timeout_us
+        # None: each reply waited for as SPEC 4.3 and the link's measured round trips allow (session/timing.py)
+        self._fixed_timeout_us = command_timeout_us
+        self.timing = link_timing(link)
+        self._burst_ref: tuple[int, int] | None = None  # (device, host time) of the latest reply: its burst's start
         self.decoder = StreamDecoder()
         self.unwrap = Unwrapper()
         self.health = LinkHealth()
@@ -87,7 +95,7 @@ class Driver:
         self._tx_seq = 0
         self._rx_seq: int | None = None
         self._pending: dict[int, _Pending] = {}
-        self.events = EventSequencer(self.health, self.inbox, self.history, command_timeout_us, self._send_resend,
+        self.events = EventSequencer(self.health, self.inbox, self.history, self.command_timeout_us, self._send_resend,
                                      self._note)
         self._reset: DeviceReset | None = None
         self._stray: deque[tuple[int, str, int]] = deque(maxlen=8)  # (count, name, cmd_seq) of replies
@@ -105,6 +113,13 @@ class Driver:
         # Where the unit's switches are (switch -> position), as the host last put them; None: not known
         # (a new session, or a switch input sent since). RESET new_game keeps them (LA-7, FL-17).
         self.switch_positions: dict[str, str] | None = None
+
+    @property
+    def command_timeout_us(self) -> int:
+        """How long one try of a command waits for its reply."""
+        if self._fixed_timeout_us is not None:
+            return self._fixed_timeout_us
+        return self.timing.reply_timeout_us()
 
     # ---- opening ----
 
@@ -227,6 +242,11 @@ class Driver:
                     log.debug("%s rx #%d t=%d %s", self.name, seq, frame.time_us, m)
                 kind = m.KIND
                 if kind == "event":
+                    ref = self._burst_ref
+                    # a reply is stamped when sent, the events its command caused at its arrival: either first
+                    if ref is not None and abs(frame.dev_us - ref[0]) <= BURST_SAME_US:
+                        # later than the reply by more than the unit's own stamps say: the link's doing
+                        self.timing.observe_spread(host_us - ref[1] - max(0, frame.dev_us - ref[0]))
                     # The next event of a stream without gaps: the sequencer's delivery, inline.
                     if m.event_seq == events.next and not events.held and events.resend is None \
                             and m.NAME != "BOOT":
@@ -347,8 +367,9 @@ class Driver:
                 # timed on the old boot's clock would stay pending into the next session).
                 raise self._reset
             seq = self._send(msg)
+            sent_us = self.link.now_us()        # after the write: a host stalled in it is no slow link
             p = self._pending[seq] = _Pending(msg.NAME)
-            deadline = self.link.now_us() + timeout
+            deadline = sent_us + timeout
             damaged = self._bad_crc_naks
             while p.reply is None:
                 if self._reset is not None and void:
@@ -371,6 +392,9 @@ class Driver:
             self.health.retries += 1
         reply = p.reply
         self.last_reply_dev_us = reply.dev_us
+        self._burst_ref = (reply.dev_us, reply.host_us)
+        self.timing.observe_reply(reply.host_us - sent_us)
+        self.events.timeout_us = self.command_timeout_us
         if reply.msg.NAME == "NAK":
             error = ERROR_NAMES.get(reply.msg.error, str(reply.msg.error))
             if error in REBOOT_SYMPTOMS and void and self.identity is not None:
@@ -572,9 +596,55 @@ class Driver:
         self.command(M.RESET(mode=cat.ENUM_VALUES["reset_mode"][mode]), retries=retries)
 
     def input(self, name: str | int, action: str = "press", value: int = 0) -> Frame:
-        """Apply an input now (host-timed). Returns the ACK frame; its host_us is when it was confirmed."""
-        inp = self._input(name)
-        return self.command(M.INPUT(input=inp, action=ACTION[action], value=value))
+        """Apply an input now (host-timed). Returns the ACK frame (or the INPUT_SEEN standing for a lost one);
+        its host_us is when it was confirmed.
+
+        INPUT must not be resent blindly (SPEC 4.3): when its reply is lost, the unit's INPUT_SEEN (source
+        host, which follows the reply, refused or not) tells whether it acted; that INPUT_SEEN is returned (its
+        device time is the input's), a refusal it reports raised as the NAK would have been. Only an INPUT the
+        unit says it never saw (every event it sent fetched back, none of them this input's) is sent again."""
+        m = M.INPUT(input=self._input(name), action=ACTION[action], value=value)
+        for attempt in range(3):
+            since = self.history[-1] if self.history else None     # the input's INPUT_SEEN can only come after
+            try:
+                return self.command(m)
+            except CommandTimeout:
+                if attempt == 2:
+                    raise
+                seen = self._input_seen(m, since)
+                if seen is None:
+                    raise
+                if seen is False:
+                    self.health.retries += 1
+                    continue
+                if seen.msg.disposition == _REFUSED:
+                    raise Nak("INPUT", ERROR_NAMES.get(seen.msg.detail, str(seen.msg.detail)),
+                              self._state_after(seen)) from None
+                return seen
+        raise AssertionError("unreachable")
+
+    def _input_seen(self, m, since: Frame | None):
+        """After an INPUT got no reply: its INPUT_SEEN (source host) if the unit saw it, False if the unit says
+        it did not (every event it sent is here and none is this input's), None if that cannot be known."""
+        try:
+            st = self.status()
+        except LinkError:
+            return None
+        if self._reset is not None or not self._events_until(st.next_event_seq):
+            return None
+        for f in reversed(self.history):
+            if f is since:
+                break
+            e = f.msg
+            if (e.NAME == "INPUT_SEEN" and e.source == _HOST and e.input == m.input and e.action == m.action
+                    and e.value == m.value):
+                return f
+        return False
+
+    def _state_after(self, seen: Frame) -> int:
+        """The detail NAK wrong_state would have had, the unit's state: INPUT_SEEN carries only the error, and a
+        refused input changed nothing, so STATUS's state is the one it refused in."""
+        return self.status().state if ERROR_NAMES.get(seen.msg.detail) == "wrong_state" else 0
 
     def _input(self, name: str | int) -> int:
         """The input's number; sending a switch's input makes its position unknown (it may be refused)."""
@@ -819,13 +889,13 @@ class Driver:
         if self.link.virtual:
             return 0
         est = self.clock.estimate or self.sync_clock()
-        return 2000 + int(2 * est.uncertainty_us) + est.best_rtt_us
+        return 2000 + int(2 * est.uncertainty_us) + est.best_rtt_us + self.timing.late_us()
 
     def stimulus_lead_us(self) -> int:
-        """How far ahead of the device's now a stimulus must be sent to get there in time, the host's
-        turnaround aside: the link's round trip and the clock's uncertainty both ways."""
+        """How far ahead of the device's now a stimulus must be sent to get there in time (session/timing.py:
+        the link's measured round trips and jitter, its byte time, USB frames, the clock's uncertainty)."""
         est = self.clock.estimate or self.sync_clock()
-        return est.best_rtt_us + 2 * int(est.uncertainty_us)
+        return self.timing.stimulus_lead_us(est.uncertainty_us)
 
     def stimulus_placement_us(self) -> int:
         """How far from its scheduled device time a scheduled stimulus may land: 0, an INJECT lands on its

@@ -73,7 +73,7 @@ def resend_buffer(cs):
 @check("4.5", "STATUS.next_event_seq follows the last event")
 def next_event_seq(cs):
     w = cs.w
-    w.quiet(20_000)
+    w.quiet(w.burst_us())
     orig = _originals(cs)
     st = w.command(msg.STATUS_GET(), expect="STATUS").msg
     expect(orig, "no events this boot")
@@ -93,4 +93,4 @@ def _make_events(cs, n: int) -> None:
     m = msg.INPUT(input=cs.input_id(name), action=ACTION[action], value=value)
     for _ in range(n):
         w.command(m)
-    w.quiet(20_000)
+    w.quiet(w.burst_us())

@@ -13,7 +13,7 @@ def inject(cs):
     cs.new_game()
     name, action, value = cs.recipe["stimulus"]
     inp = cs.input_id(name)
-    at = devtime.wrap(w.last_dev_time() + 200_000)
+    at = devtime.wrap(w.last_dev_time() + max(200_000, w.lead_us(2)))
     n = len(w.frames)
     try:
         first = w.command(msg.INJECT(at_us=at, input=inp, action=ACTION[action], value=value), expect="ACK")
@@ -42,7 +42,7 @@ def _many_on_time(cs, count: int = 12) -> None:
     name, action, value = cs.recipe["report"]          # reported, changes nothing
     inp = cs.input_id(name)
     count = min(count, cs.ident.inject_queue)
-    base = w.last_dev_time() + 200_000
+    base = w.last_dev_time() + max(200_000, w.lead_us(count))
     times = [devtime.wrap(base + i * 7919 + (i * i) % 13) for i in range(count)]
     n = len(w.frames)
     try:
