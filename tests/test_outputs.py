@@ -410,14 +410,20 @@ def test_a_second_signal_abandons_the_race_and_cancels_the_units_stimuli(tmp_pat
         assert d.status().pending_injects == 0
 
 
-def test_sigterm_outside_a_run_is_one_line_and_exit_143(tmp_path):
-    """Commands other than run: SIGTERM says so and exits 143, as Ctrl-C says so and exits 130."""
-    proc = subprocess.Popen([sys.executable, "-m", "unohil.harness.cli", "conform", "--device", "emu://showdown?clock=real"],
-                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        assert proc.stdout.readline().strip()
-        proc.send_signal(signal.SIGTERM)
-        _out, err = proc.communicate(timeout=20)
-    finally:
-        proc.kill()
-    assert proc.returncode == 143 and "interrupted by SIGTERM" in err
+@pytest.mark.parametrize("sig, status", [(signal.SIGINT, 130), (signal.SIGTERM, 143), (signal.SIGHUP, 129)])
+def test_a_signal_outside_a_run_is_one_line_and_its_exit_status(sig, status):
+    """A command with no results to keep (hello), waiting for a unit that never answers: the signal
+    is one line on stderr and 128 + its number."""
+    with socket.create_server(("127.0.0.1", 0)) as server:
+        proc = subprocess.Popen([sys.executable, "-m", "unohil.harness.cli", "hello", "--device",
+                                 f"socket://127.0.0.1:{server.getsockname()[1]}"],
+                                cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            server.settimeout(60)
+            conn, _ = server.accept()           # connected: HELLO is waiting for its reply
+            proc.send_signal(sig)
+            _out, err = proc.communicate(timeout=20)
+            conn.close()
+        finally:
+            proc.kill()
+    assert (proc.returncode, err) == (status, f"interrupted by {signal.Signals(sig).name}\n")

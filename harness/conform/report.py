@@ -42,11 +42,12 @@ class Report:
     wall_s: float = 0.0
     stats: dict = field(default_factory=dict)
     quick: str = ""         # "quick run: N scenarios not run" after --quick left some out
+    interrupted: str = ""   # "interrupted by SIGTERM": a signal stopped the run; what finished is all kept
 
     @property
     def passed(self) -> bool:
         """Nothing failed (some of the SPEC may still be unchecked: see verdict)."""
-        return not self.aborted and all(c.status.ok for c in self.checks)
+        return not self.aborted and all(c.status.ok or c.status is Outcome.INTERRUPTED for c in self.checks)
 
     @property
     def unchecked(self) -> list[CheckResult]:
@@ -69,7 +70,7 @@ class Report:
         a scenario selection, a quick run, a decision nothing covered). Else DOES NOT CONFORM."""
         if not self.passed:
             return "DOES NOT CONFORM"
-        return "PARTIAL" if self.unchecked or self.gaps else "CONFORMS"
+        return "PARTIAL" if self.unchecked or self.gaps or self.interrupted else "CONFORMS"
 
     def sections(self) -> list[tuple[str, list[CheckResult]]]:
         order = list(SECTIONS)
@@ -86,6 +87,7 @@ class Report:
     def as_dict(self) -> dict:
         return {"device": self.device, "identity": self.identity, "verdict": self.verdict, "passed": self.passed,
                 "unchecked": len(self.unchecked), "aborted": self.aborted, "quick": self.quick,
+                "interrupted": self.interrupted,
                 "wall_s": round(self.wall_s, 3), "stats": self.stats,
                 "sections": [{"section": SECTIONS.get(k, k), "checks": len(cs),
                               "failed": not_passed(tally(c.status for c in cs)),

@@ -1,0 +1,215 @@
+"""Results kept whatever ends a command (issue 31), with real processes: conform stopped by SIGINT,
+SIGTERM or SIGHUP (also started in the background, SIGINT inherited ignored) leaves JSON and JUnit
+holding every check that finished; a console that fails (a closed pipe, a full device) stops only
+the console; Ctrl-C during start-up is one line."""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from xml.etree import ElementTree as ET
+
+import pytest
+
+from test_outputs import scenario_file
+
+ROOT = Path(__file__).resolve().parent.parent
+CLI = [sys.executable, "-m", "unohil.harness.cli"]
+REAL = "emu://showdown?clock=real"
+MARKS = ("pass", "FAIL", "skip", "ERROR", "INTERRUPTED")
+
+
+def _conform(tmp_path: Path) -> list[str]:
+    return CLI + ["conform", "--device", REAL, "--no-scenarios", "--json", str(tmp_path / "c.json"),
+                  "--junit", str(tmp_path / "c.xml")]
+
+
+def _check_lines(text: str) -> list[tuple[str, str]]:
+    """(status, "section: name") of each check the console announced as it finished."""
+    out = []
+    for line in text.splitlines():
+        mark, _, rest = line.partition("  ")
+        if mark in MARKS and rest:
+            out.append((mark.lower(), rest.split(": the unit does not have")[0]))
+    return out
+
+
+def _wait_lines(path: Path, n: int, proc) -> None:
+    deadline = time.monotonic() + 120          # a generous bound for a loaded host, never asserted on
+    while len(_check_lines(path.read_text() if path.exists() else "")) < n:
+        assert proc.poll() is None, "conform ended before the signal"
+        assert time.monotonic() < deadline, f"fewer than {n} checks announced"
+        time.sleep(0.02)
+
+
+def _kept(tmp_path: Path, announced: list[tuple[str, str]]) -> dict:
+    """The JSON and the JUnit agree, and hold at least every check announced before the signal."""
+    doc = json.loads((tmp_path / "c.json").read_text())
+    checks = [(c["status"], f"{c['section']}: {c['name']}") for c in doc["checks"]]
+    assert checks[:len(announced)] == announced
+    suites = ET.parse(tmp_path / "c.xml").getroot()
+    assert int(suites.get("tests")) == len(checks)
+    cases = [f"{s.get('name')}: {c.get('name')}" for s in suites.iter("testsuite") for c in s.iter("testcase")]
+    assert sorted(cases) == sorted(name for _, name in checks)
+    return doc
+
+
+@pytest.mark.parametrize("sig, after, status", [(signal.SIGINT, 3, 130), (signal.SIGTERM, 17, 143),
+                                                (signal.SIGHUP, 29, 129)])
+def test_conform_stopped_by_a_signal_keeps_every_finished_check(tmp_path, sig, after, status):
+    out = tmp_path / "out.txt"
+    with open(out, "w") as fh:
+        proc = subprocess.Popen(_conform(tmp_path), cwd=ROOT, stdout=fh, stderr=subprocess.PIPE, text=True)
+        try:
+            _wait_lines(out, after, proc)
+            announced = _check_lines(out.read_text())
+            proc.send_signal(sig)
+            _, err = proc.communicate(timeout=60)
+        finally:
+            proc.kill()
+    name = signal.Signals(sig).name
+    assert proc.returncode == status, err
+    assert err.startswith(f"{name}: stopping after the check in progress")
+    doc = _kept(tmp_path, announced)
+    assert doc["interrupted"] == f"interrupted by {name}" and doc["verdict"] != "CONFORMS"
+    assert f"(interrupted by {name})" in out.read_text().splitlines()[-1]
+    assert "interrupted" not in {c["status"] for c in doc["checks"]}       # one signal: the check in progress ends
+
+
+def test_a_second_signal_keeps_the_check_it_cut_short_as_interrupted(tmp_path):
+    out = tmp_path / "out.txt"
+    with open(out, "w") as fh:
+        proc = subprocess.Popen(_conform(tmp_path), cwd=ROOT, stdout=fh, stderr=subprocess.PIPE, text=True)
+        try:
+            _wait_lines(out, 10, proc)
+            announced = _check_lines(out.read_text())
+            proc.send_signal(signal.SIGTERM)
+            proc.send_signal(signal.SIGTERM)
+            _, err = proc.communicate(timeout=60)
+        finally:
+            proc.kill()
+    assert proc.returncode == 143, err
+    doc = _kept(tmp_path, announced)
+    statuses = [c["status"] for c in doc["checks"]]
+    # the second signal came while a check ran (it is kept, marked), or in the gap between two
+    assert statuses.count("interrupted") <= 1 and "interrupted" not in statuses[:-1]
+    if statuses[-1] == "interrupted":
+        assert doc["checks"][-1]["detail"] == "interrupted by SIGTERM: cut short"
+        errors = [c for c in ET.parse(tmp_path / "c.xml").getroot().iter("testcase") if c.find("error") is not None]
+        assert [c.get("name") for c in errors] == [doc["checks"][-1]["name"]]
+
+
+def test_conform_started_in_the_background_still_stops_on_sigint(tmp_path):
+    """`cmd &` in a non-interactive shell starts cmd with SIGINT ignored; conform installs its own handler."""
+    out = tmp_path / "out.txt"
+    script = '"$@" > "$OUT" 2> "$OUT.err" & echo $!; wait $!'
+    shell = subprocess.Popen(["sh", "-c", script, "sh", *_conform(tmp_path)], cwd=ROOT, stdout=subprocess.PIPE,
+                             text=True, env={**os.environ, "OUT": str(out)})
+    try:
+        pid = int(shell.stdout.readline())
+        ignored = int(next(x for x in Path(f"/proc/{pid}/status").read_text().splitlines()
+                           if x.startswith("SigIgn:")).split()[1], 16)
+        assert ignored & (1 << (signal.SIGINT - 1)), "the shell did not start it with SIGINT ignored"
+        _wait_lines(out, 5, shell)
+        announced = _check_lines(out.read_text())
+        os.kill(pid, signal.SIGINT)
+        shell.communicate(timeout=60)
+    finally:
+        shell.kill()
+    assert shell.returncode == 130, Path(f"{out}.err").read_text()
+    assert _kept(tmp_path, announced)["interrupted"] == "interrupted by SIGINT"
+
+
+# ---- a failing console stops only the console ----
+
+def _scenarios(tmp_path: Path, n: int) -> Path:
+    return scenario_file(tmp_path, *((f"win {i}", 500_000, 1) for i in range(n)))
+
+
+def _run(tmp_path: Path, n: int, device: str) -> list[str]:
+    return CLI + ["run", str(_scenarios(tmp_path, n)), "--device", device, "--format", "lines",
+                  "--json", str(tmp_path / "r.json"), "--junit", str(tmp_path / "r.xml")]
+
+
+def _all_kept(tmp_path: Path, n: int) -> None:
+    doc = json.loads((tmp_path / "r.json").read_text())
+    assert [s["name"] for s in doc["scenarios"]] == [f"win {i}" for i in range(n)]
+    assert doc["summary"]["passed"] == n
+    assert ET.parse(tmp_path / "r.xml").getroot().get("tests") == str(n)
+
+
+def test_run_piped_to_head_keeps_its_results_and_says_why_it_exits_2(tmp_path):
+    """`unohil run ... | head -1`: the reader goes after one line; the real-clock run goes on to the
+    end (later lines meet a closed pipe), writes r.json and r.xml, and says so on stderr."""
+    proc = subprocess.Popen(_run(tmp_path, 4, REAL), cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+    try:
+        assert proc.stdout.readline().startswith("pass      win 0")
+        proc.stdout.close()
+        err = proc.stderr.read()
+        proc.wait(timeout=60)
+    finally:
+        proc.kill()
+    assert proc.returncode == 2, err
+    assert err.splitlines() == ["error: stdout: Broken pipe: its reader went away (`| head`) [EPIPE]; the console "
+                                "output stopped there, the command went on and wrote its results files"]
+    _all_kept(tmp_path, 4)
+
+
+def test_run_with_stdout_on_a_full_device_keeps_its_results(tmp_path):
+    with open("/dev/full", "w") as full:
+        r = subprocess.run(_run(tmp_path, 3, "emu://showdown?clock=virtual"), cwd=ROOT, stdout=full,
+                           stderr=subprocess.PIPE, text=True, timeout=120)
+    assert r.returncode == 2, r.stderr
+    assert r.stderr.splitlines() == ["error: stdout: No space left on device [ENOSPC]; the console output stopped "
+                                     "there, the command went on and wrote its results files"]
+    _all_kept(tmp_path, 3)
+
+
+def _can_mount_tmpfs() -> bool:
+    import shutil
+    if not shutil.which("unshare"):
+        return False
+    return subprocess.run(["unshare", "-rm", "sh", "-c", "mount -t tmpfs -o size=64k tmpfs /mnt"],
+                          capture_output=True).returncode == 0
+
+
+@pytest.mark.skipif(not _can_mount_tmpfs(), reason="needs a mount namespace to mount a small tmpfs")
+def test_run_with_stdout_on_a_full_tmpfs_keeps_its_results(tmp_path):
+    full = tmp_path / "full"
+    full.mkdir()
+    script = (f"mount -t tmpfs -o size=64k tmpfs {full} && (cat /dev/zero > {full}/filler 2>/dev/null; true) && "
+              f'exec "$@" > {full}/console.txt')
+    r = subprocess.run(["unshare", "-rm", "sh", "-c", script, "sh", *_run(tmp_path, 3, "emu://showdown?clock=virtual")],
+                       cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 2, r.stderr
+    assert "error: stdout: No space left on device [ENOSPC]" in r.stderr
+    _all_kept(tmp_path, 3)
+
+
+# ---- Ctrl-C during start-up ----
+
+def _caught(pid: int) -> int:
+    status = Path(f"/proc/{pid}/status").read_text()
+    return int(next(x for x in status.splitlines() if x.startswith("SigCgt:")).split()[1], 16)
+
+
+@pytest.mark.parametrize("command", [["run"], ["conform", "--device", REAL]])
+def test_ctrl_c_during_start_up_is_one_line_and_130(tmp_path, command):
+    """The signal comes as soon as the command line's main has begun (it catches SIGHUP first thing),
+    while the command's modules load."""
+    proc = subprocess.Popen(CLI + command, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 60
+        while not _caught(proc.pid) & (1 << (signal.SIGHUP - 1)):
+            assert time.monotonic() < deadline and proc.poll() is None
+            time.sleep(0.001)
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+    assert (proc.returncode, err) == (130, "interrupted by SIGINT\n")
