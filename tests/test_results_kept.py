@@ -213,3 +213,39 @@ def test_ctrl_c_during_start_up_is_one_line_and_130(tmp_path, command):
     finally:
         proc.kill()
     assert (proc.returncode, err) == (130, "interrupted by SIGINT\n")
+
+
+# ---- output-path mistakes: one message each, before anything runs ----
+
+@pytest.fixture
+def mistakes(tmp_path) -> Path:
+    (tmp_path / "f.xml").write_text("")
+    (tmp_path / "loop1").symlink_to(tmp_path / "loop2")
+    (tmp_path / "loop2").symlink_to(tmp_path / "loop1")
+    return tmp_path
+
+
+@pytest.mark.parametrize("option, path, says", [
+    ("--json", "{d}/f.xml/r.json", "{d}/f.xml is not a directory"),
+    ("--junit", "/dev/null/x", "/dev/null is not a directory"),
+    ("--json", "{d}/" + "a" * 300, "a name too long for the file system (300 bytes; 255 at most)"),
+    ("--json", "{d}/loop1", "a loop of symbolic links"),
+    ("--trace", "{d}/f.xml/t", "{d}/f.xml is not a directory"),
+    ("--trace", "{d}/f.xml", "is a file, give a directory"),
+])
+def test_an_output_path_mistake_is_one_message_and_exit_2(mistakes, capsys, option, path, says):
+    from unohil.harness.cli.app import main
+    path, says = path.format(d=mistakes), says.format(d=mistakes)
+    assert main(["run", "-q", option, path]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err.count("\n") == 1
+    assert err.startswith(f"error: {option} {path}: ") and err.rstrip().endswith(says)
+
+
+@pytest.mark.parametrize("argv", [["run", "--json", ""], ["conform", "--device", "emu://showdown", "--junit", ""],
+                                  ["report", "r.json", "--output", ""]])
+def test_an_empty_output_name_is_a_usage_error(capsys, argv):
+    from unohil.harness.cli.app import main
+    assert main(argv) == 2
+    option = argv[-2]
+    assert capsys.readouterr() == ("", f"error: {option} '': an empty file name; give a name, or leave {option} out\n")

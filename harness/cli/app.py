@@ -97,6 +97,8 @@ def main(argv: list[str] | None = None) -> int:
 def _command(argv: list[str]) -> int:
     try:
         args = build_parser(argv).parse_args(argv)
+        from unohil.harness.report.files import refuse_empty
+        refuse_empty(args)
         from unohil.harness.links import claim
         with logs.configured(args), claim.waiting(getattr(args, "wait", 0.0)):
             return int(args.func(args))
