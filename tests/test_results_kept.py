@@ -249,3 +249,23 @@ def test_an_empty_output_name_is_a_usage_error(capsys, argv):
     assert main(argv) == 2
     option = argv[-2]
     assert capsys.readouterr() == ("", f"error: {option} '': an empty file name; give a name, or leave {option} out\n")
+
+
+# ---- a trace cut by a full disk is kept to its last record ----
+
+def test_a_cut_trace_keeps_every_whole_record_and_says_why_it_stopped(tmp_path):
+    """A disk that fills while a trace's buffer is flushed leaves half a record at the end: it is
+    cut off, the whole ones stay, and a closing record says why the trace stopped there."""
+    from unohil.harness.session.trace import TraceWriter
+    w = TraceWriter(tmp_path, "unit")
+    for i in range(5):
+        w.note(i, f"record {i}")
+    w._fh.flush()
+    with open(w._part, "a") as fh:
+        fh.write('{"host_us":5,"dir":"no')          # what a flush cut by ENOSPC leaves
+    w._fail(OSError(28, "No space left on device"))
+    lines = [json.loads(x) for x in w.path.read_text().splitlines()]
+    assert [x["text"] for x in lines[:5]] == [f"record {i}" for i in range(5)]
+    assert lines[5] == {"host_us": 4, "dir": "note", "text": "the trace stopped here: No space left on device",
+                        "stopped": "No space left on device", "records": 5}
+    assert len(lines) == 6 and not w._part.exists() and w.records == 5
