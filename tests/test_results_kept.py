@@ -269,3 +269,17 @@ def test_a_cut_trace_keeps_every_whole_record_and_says_why_it_stopped(tmp_path):
     assert lines[5] == {"host_us": 4, "dir": "note", "text": "the trace stopped here: No space left on device",
                         "stopped": "No space left on device", "records": 5}
     assert len(lines) == 6 and not w._part.exists() and w.records == 5
+
+
+# ---- memory: a long run's results file costs a scenario's memory, not the run's ----
+
+def test_a_long_runs_peak_memory_grows_little_per_race(tmp_path):
+    """Peak RSS of `unohil run --json --junit` (the results files written at the end included), 200
+    and then 2,000 virtual-clock races: the growth per race stays under a generous 25 KB (56 KB when
+    the whole JSON document was built at once; tools/memory_bench.py gives the figure)."""
+    from tools.memory_bench import peak_kb
+    small, _, _, _ = peak_kb(sys.executable, tmp_path, 200, 200)
+    big, _, out_json, _ = peak_kb(sys.executable, tmp_path, 2_000, 200)
+    assert (big - small) / 1_800 < 25
+    doc = json.loads(out_json.read_text())
+    assert doc["summary"]["races"] == 2_000 and doc["summary"]["passed"] == 10

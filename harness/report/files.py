@@ -147,8 +147,9 @@ def _probe(target_dir: Path, what: str, p: Path) -> None:
         raise OutputError(f"{what} {p}: cannot write in {target_dir}: {exc.strerror}") from None
 
 
-def write_results(path: str | os.PathLike, text: str, what: str = "") -> None:
-    """Write text at path by the rules above; any failure is one OutputError naming the path and the OS error."""
+def write_results(path: str | os.PathLike, text, what: str = "") -> None:
+    """Write text (a str, or the str pieces of one) at path by the rules above; any failure is one
+    OutputError naming the path and the OS error."""
     p = Path(path)
     kind = _kind(p)
     real = p if kind == "stream" else resolve(p)
@@ -176,7 +177,12 @@ def _write_through(p: Path, text: str) -> None:
         raise
     os.set_blocking(fd, True)
     with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        fh.write(text)
+        _put(fh, text)
+
+
+def _put(fh, text) -> None:
+    for piece in [text] if isinstance(text, str) else text:
+        fh.write(piece)
 
 
 def _write_replacing(p: Path, text: str) -> None:
@@ -184,7 +190,7 @@ def _write_replacing(p: Path, text: str) -> None:
     try:
         os.fchmod(fd, file_mode())          # mkstemp makes 0600: results are as readable as any file
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
+            _put(fh, text)
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, p)
@@ -232,4 +238,6 @@ def write_outputs(outputs: list[tuple[str, str | None, Callable[[], str]]]) -> l
             write_results(path, body, what)
         except OutputError as exc:
             failures.append(str(exc))
+        except Exception as exc:        # made as it is written (pieces): the file is left as it was
+            failures.append(f"{what} {path}: cannot be made: {type(exc).__name__}: {exc}")
     return failures
