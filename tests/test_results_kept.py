@@ -58,19 +58,27 @@ def _kept(tmp_path: Path, announced: list[tuple[str, str]]) -> dict:
     return doc
 
 
-@pytest.mark.parametrize("sig, after, status", [(signal.SIGINT, 3, 130), (signal.SIGTERM, 17, 143),
-                                                (signal.SIGHUP, 29, 129)])
-def test_conform_stopped_by_a_signal_keeps_every_finished_check(tmp_path, sig, after, status):
+def _signalled(tmp_path: Path, after: int, *sigs: int) -> tuple[subprocess.Popen, list, str]:
+    """conform, sent sigs once `after` checks were announced: the process, those checks, its stderr."""
     out = tmp_path / "out.txt"
     with open(out, "w") as fh:
         proc = subprocess.Popen(_conform(tmp_path), cwd=ROOT, stdout=fh, stderr=subprocess.PIPE, text=True)
         try:
             _wait_lines(out, after, proc)
             announced = _check_lines(out.read_text())
-            proc.send_signal(sig)
+            for sig in sigs:
+                proc.send_signal(sig)
             _, err = proc.communicate(timeout=60)
         finally:
             proc.kill()
+    return proc, announced, err
+
+
+@pytest.mark.parametrize("sig, after, status", [(signal.SIGINT, 3, 130), (signal.SIGTERM, 17, 143),
+                                                (signal.SIGHUP, 29, 129)])
+def test_conform_stopped_by_a_signal_keeps_every_finished_check(tmp_path, sig, after, status):
+    out = tmp_path / "out.txt"
+    proc, announced, err = _signalled(tmp_path, after, sig)
     name = signal.Signals(sig).name
     assert proc.returncode == status, err
     assert err.startswith(f"{name}: stopping after the check in progress")
@@ -81,17 +89,7 @@ def test_conform_stopped_by_a_signal_keeps_every_finished_check(tmp_path, sig, a
 
 
 def test_a_second_signal_keeps_the_check_it_cut_short_as_interrupted(tmp_path):
-    out = tmp_path / "out.txt"
-    with open(out, "w") as fh:
-        proc = subprocess.Popen(_conform(tmp_path), cwd=ROOT, stdout=fh, stderr=subprocess.PIPE, text=True)
-        try:
-            _wait_lines(out, 10, proc)
-            announced = _check_lines(out.read_text())
-            proc.send_signal(signal.SIGTERM)
-            proc.send_signal(signal.SIGTERM)
-            _, err = proc.communicate(timeout=60)
-        finally:
-            proc.kill()
+    proc, announced, err = _signalled(tmp_path, 10, signal.SIGTERM, signal.SIGTERM)
     assert proc.returncode == 143, err
     doc = _kept(tmp_path, announced)
     statuses = [c["status"] for c in doc["checks"]]
@@ -105,15 +103,14 @@ def test_a_second_signal_keeps_the_check_it_cut_short_as_interrupted(tmp_path):
 
 def test_conform_started_in_the_background_still_stops_on_sigint(tmp_path):
     """`cmd &` in a non-interactive shell starts cmd with SIGINT ignored; conform installs its own handler."""
+    seen = subprocess.run(["sh", "-c", "grep SigIgn: /proc/self/status & wait"], capture_output=True, text=True)
+    assert int(seen.stdout.split()[1], 16) & (1 << (signal.SIGINT - 1)), "this sh starts `&` jobs as they are"
     out = tmp_path / "out.txt"
     script = '"$@" > "$OUT" 2> "$OUT.err" & echo $!; wait $!'
     shell = subprocess.Popen(["sh", "-c", script, "sh", *_conform(tmp_path)], cwd=ROOT, stdout=subprocess.PIPE,
                              text=True, env={**os.environ, "OUT": str(out)})
     try:
         pid = int(shell.stdout.readline())
-        ignored = int(next(x for x in Path(f"/proc/{pid}/status").read_text().splitlines()
-                           if x.startswith("SigIgn:")).split()[1], 16)
-        assert ignored & (1 << (signal.SIGINT - 1)), "the shell did not start it with SIGINT ignored"
         _wait_lines(out, 5, shell)
         announced = _check_lines(out.read_text())
         os.kill(pid, signal.SIGINT)

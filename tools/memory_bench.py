@@ -19,20 +19,11 @@ import time
 from pathlib import Path
 from xml.etree import ElementTree as ET
 
-SCENARIO = """- name: clean win {i}
-  unit: showdown
-  seed: 5
-  config: {{countdown_min_us: 500000, countdown_max_us: 500000}}
-  sweep: {{n: {races}}}
-  steps:
-    - load: 2
-    - press: timer
-      at: start + 1000
-    - press: paddle_a
-      at: green + 180000
-  expect:
-    verdict: {{loser: b, reason: first_press}}
-"""
+# a clean win for A, swept: one line of YAML in flow style
+SCENARIO = ('- {{name: "clean win {i}", unit: showdown, seed: 5, sweep: {{n: {races}}}, '
+            'config: {{countdown_min_us: 500000, countdown_max_us: 500000}}, '
+            'steps: [{{load: 2}}, {{press: timer, at: start + 1000}}, {{press: paddle_a, at: green + 180000}}], '
+            'expect: {{verdict: {{loser: b, reason: first_press}}}}}}\n')
 
 CHILD = """
 import resource, sys
