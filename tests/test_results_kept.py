@@ -272,12 +272,13 @@ def test_a_cut_trace_keeps_every_whole_record_and_says_why_it_stopped(tmp_path):
 
 def test_a_long_runs_peak_memory_grows_little_per_race(tmp_path):
     """Peak RSS of `unohil run --json --junit` (the results files written at the end included), 200
-    and then 2,000 virtual-clock races: the growth per race stays under a generous 25 KB (56 KB when
-    the whole JSON document was built at once; tools/memory_bench.py gives the figure)."""
+    and then 2,000 virtual-clock races: the growth per race stays under a generous 8 KB (56 KB when
+    the whole JSON document was built at once, 11 KB with every race's frames kept as objects;
+    tools/memory_bench.py gives the figure)."""
     from tools.memory_bench import peak_kb
     small, _, _, _ = peak_kb(sys.executable, tmp_path, 200, 200)
     big, _, out_json, _ = peak_kb(sys.executable, tmp_path, 2_000, 200)
-    assert (big - small) / 1_800 < 25
+    assert (big - small) / 1_800 < 8
     doc = json.loads(out_json.read_text())
     assert doc["summary"]["races"] == 2_000 and doc["summary"]["passed"] == 10
 
@@ -302,3 +303,28 @@ def test_a_recording_from_a_faulty_lines_trace_has_the_units_order(tmp_path):
         assert seqs == sorted(set(seqs))
     assert main(["record", "--from-trace", str(trace), "-o", str(tmp_path / "rec.yaml")]) == 0
     assert load_paths([str(tmp_path / "rec.yaml")])
+
+
+def test_a_races_packed_frames_read_back_as_they_came(monkeypatch):
+    """A finished race keeps its frames packed (run/packed.py); read back, each is the frame the
+    link gave, with its host and device times, also behind a faulty line (recovered events)."""
+    import unohil.harness.run.runner as runner_module
+    from unohil.harness.run.packed import PackedFrames, pack
+    from unohil.harness.scenarios.library import library_paths
+    from unohil.harness.scenarios.load import load_paths
+    from unohil.harness.session.driver import Driver
+    given = []
+
+    def keeping(frames):
+        packed = pack(frames)
+        given.append((list(frames), packed))
+        return packed
+    monkeypatch.setattr(runner_module, "pack", keeping)
+    with Driver.open("emu://launcher?clock=virtual&seed=2&faults=corrupt=1e-3,dropframe=1e-3") as d:
+        runner = runner_module.Runner(d)
+        for sc in load_paths(library_paths("launcher"))[:12]:
+            runner.run(sc)
+    assert sum(isinstance(p, PackedFrames) for _, p in given) >= 10
+    for frames, packed in given:
+        assert [(f.msg, f.seq, f.time_us, f.host_us, f.dev_us) for f in packed] == \
+               [(f.msg, f.seq, f.time_us, f.host_us, f.dev_us) for f in frames]
