@@ -219,8 +219,9 @@ def test_a_full_disk_costs_its_outputs_alone_and_never_the_run(tmp_path):
     assert r.returncode == 2, r.stderr
     errors = [x for x in r.stderr.splitlines() if x.startswith("error: ")]
     assert errors[0] == f"error: --json {full}/r.json: No space left on device", r.stderr
-    assert re.fullmatch(f"error: --trace {full}/t/emu_showdown_clock_virtual.jsonl.part: No space left on device "
-                        r"\(the trace stopped after \d+ records\)", errors[1]), r.stderr
+    assert re.fullmatch(f"error: --trace {full}/t/emu_showdown_clock_virtual.jsonl: No space left on device "
+                        r"\(the trace stopped; kept to its last whole record, \d+ records(, and a closing record "
+                        r"says why\)|; no room left to say why in it\))", errors[1]), r.stderr
     assert len(errors) == 2
     assert "2 passed, 0 failed, 0 skipped; 21 races" in r.stdout
     suite = ET.parse(out_xml).getroot()
@@ -228,8 +229,8 @@ def test_a_full_disk_costs_its_outputs_alone_and_never_the_run(tmp_path):
 
 
 def test_a_trace_write_error_stops_that_trace_never_the_run(tmp_path, full_device):
-    """The trace's file fails every write (it is a full device): the races still run and pass, and
-    the writer says why its trace stopped."""
+    """The trace's file fails every write (it is a full device): the races still run and pass, the
+    writer says why its trace stopped, and the trace is kept with a closing record saying why."""
     (sc,) = loads(clean_win("many", 2_000_000, 30), "t.yaml")
     with Driver.open("emu://showdown?clock=virtual", trace_dir=tmp_path) as d:
         d.trace._fh.close()
@@ -237,9 +238,11 @@ def test_a_trace_write_error_stops_that_trace_never_the_run(tmp_path, full_devic
         res = Runner(d).run(sc)
         trace = d.trace
     assert res.status == "pass" and len(res.races) == 30
-    assert trace.failure.endswith("No space left on device (the trace stopped after "
-                                  f"{trace.records} records)") and 0 < trace.records
-    assert not trace.path.exists()          # a trace is whole or absent: what was written is in .part
+    assert trace.failure == (f"{trace.path}: No space left on device (the trace stopped; kept to its last whole "
+                             f"record, {trace.records} records, and a closing record says why)")
+    *kept, closing = [json.loads(x) for x in trace.path.read_text().splitlines()]
+    assert kept[0]["type"] == "HELLO"       # what the test flushed before the device failed every write
+    assert closing["stopped"] == "No space left on device" and closing["records"] == len(kept) == trace.records
 
 
 def test_two_devices_with_one_url_get_a_trace_each(tmp_path, good, capsys):
@@ -410,14 +413,20 @@ def test_a_second_signal_abandons_the_race_and_cancels_the_units_stimuli(tmp_pat
         assert d.status().pending_injects == 0
 
 
-def test_sigterm_outside_a_run_is_one_line_and_exit_143(tmp_path):
-    """Commands other than run: SIGTERM says so and exits 143, as Ctrl-C says so and exits 130."""
-    proc = subprocess.Popen([sys.executable, "-m", "unohil.harness.cli", "conform", "--device", "emu://showdown?clock=real"],
-                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        assert proc.stdout.readline().strip()
-        proc.send_signal(signal.SIGTERM)
-        _out, err = proc.communicate(timeout=20)
-    finally:
-        proc.kill()
-    assert proc.returncode == 143 and "interrupted by SIGTERM" in err
+@pytest.mark.parametrize("sig, status", [(signal.SIGINT, 130), (signal.SIGTERM, 143), (signal.SIGHUP, 129)])
+def test_a_signal_outside_a_run_is_one_line_and_its_exit_status(sig, status):
+    """A command with no results to keep (hello), waiting for a unit that never answers: the signal
+    is one line on stderr and 128 + its number."""
+    with socket.create_server(("127.0.0.1", 0)) as server:
+        proc = subprocess.Popen([sys.executable, "-m", "unohil.harness.cli", "hello", "--device",
+                                 f"socket://127.0.0.1:{server.getsockname()[1]}"],
+                                cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            server.settimeout(60)
+            conn, _ = server.accept()           # connected: HELLO is waiting for its reply
+            proc.send_signal(sig)
+            _out, err = proc.communicate(timeout=20)
+            conn.close()
+        finally:
+            proc.kill()
+    assert (proc.returncode, err) == (status, f"interrupted by {signal.Signals(sig).name}\n")

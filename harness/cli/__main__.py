@@ -1,5 +1,5 @@
 import sys
 
-from unohil.harness.cli.app import main
+from unohil.harness.cli import main
 
 sys.exit(main())

@@ -18,12 +18,11 @@
 from __future__ import annotations
 
 import argparse
-import os
 import signal
 import sys
 import threading
 
-from unohil.harness.cli import commands, logs
+from unohil.harness.cli import commands, console_guard, logs
 from unohil.harness.cli.exit import Exit
 from unohil.harness.cli.signals import Interrupted, exit_for, signal_name
 from unohil.harness.errors import HarnessError, ScenarioError
@@ -72,13 +71,34 @@ def _terminate(signum: int, _frame) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
-    args = build_parser(argv).parse_args(argv)
-    saved = None
+    saved = {}
     if threading.current_thread() is threading.main_thread():
-        # SIGTERM ends a command the way Ctrl-C does (a message, its own exit status), not silently;
-        # `run` stops at a safe point and writes its results instead (cli/signals.py)
-        saved = signal.signal(signal.SIGTERM, _terminate)
+        # First thing, whatever the process inherited (`&` in a script ignores SIGINT): Ctrl-C raises
+        # KeyboardInterrupt even during start-up, SIGTERM and SIGHUP end a command the way it does (a
+        # message, its own exit status), not silently; run and conform stop at a safe point and write
+        # their results instead (cli/signals.py)
+        saved = {s: signal.signal(s, h) for s, h in ((signal.SIGINT, signal.default_int_handler),
+                                                     (signal.SIGTERM, _terminate), (signal.SIGHUP, _terminate))}
+    guard = console_guard.install()
     try:
+        status = _command(argv)
+        failed = console_guard.console_failure(guard)
+        if failed:
+            print(failed, file=sys.stderr)
+            if status in (Exit.OK, Exit.FAILED):
+                status = Exit.USAGE         # an output that could not be written, as a results file's
+        return status
+    finally:
+        console_guard.uninstall(guard)
+        for s, handler in saved.items():
+            signal.signal(s, handler)
+
+
+def _command(argv: list[str]) -> int:
+    try:
+        args = build_parser(argv).parse_args(argv)
+        from unohil.harness.report.files import refuse_empty
+        refuse_empty(args)
         from unohil.harness.links import claim
         with logs.configured(args), claim.waiting(getattr(args, "wait", 0.0)):
             return int(args.func(args))
@@ -91,18 +111,10 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         _say("interrupted by SIGINT")
         return Exit.INTERRUPTED
-    except BrokenPipeError:
-        # the reader went away (`unohil ... | head`): nothing is left to say to it, and saying it fails too
-        sys.stdout = open(os.devnull, "w")
-        return Exit.OK
     except Interrupted as exc:
         _say(f"interrupted by {signal_name(exc.signum)}")
         return exit_for(exc.signum)
-    finally:
-        if saved is not None:
-            signal.signal(signal.SIGTERM, saved)
 
 
 def _say(text: str) -> None:
-    from rich.console import Console
-    Console(stderr=True, highlight=False).print(text)
+    print(text, file=sys.stderr)       # not rich: it may be what was being imported when the signal came

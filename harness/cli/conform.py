@@ -8,6 +8,7 @@ from rich.console import Console
 from rich.text import Text
 
 from unohil.harness.cli.exit import Exit
+from unohil.harness.cli.signals import Interrupted, StopRequest, exit_for
 from unohil.harness.conform import CheckResult, Conformance, coverage
 from unohil.harness.conform.rig import rig_checks
 from unohil.harness.errors import ConformError, ScenarioError
@@ -22,7 +23,8 @@ from unohil.harness.scenarios.selection import matcher
 from unohil.harness.text import printable
 
 MARK = {Outcome.PASS: ("pass", "green"), Outcome.FAIL: ("FAIL", "red"), Outcome.SKIP: ("skip", "dim"),
-        Outcome.ERROR: ("ERROR", "red"), Outcome.LINK_ERROR: ("LINK", "yellow"), Outcome.RESET: ("RESET", "yellow")}
+        Outcome.ERROR: ("ERROR", "red"), Outcome.LINK_ERROR: ("LINK", "yellow"), Outcome.RESET: ("RESET", "yellow"),
+        Outcome.INTERRUPTED: ("INTERRUPTED", "yellow")}
 
 
 def add_parser(sub) -> None:
@@ -79,13 +81,37 @@ def main(args) -> int:
         chosen = preloaded if preloaded is not None else load_paths(library_paths(kind))
         return [s for s in chosen if pick is None or pick(s)]
 
+    with StopRequest("stopping after the check in progress; again to stop at once") as stop:
+        conf = Conformance(link, scenarios=scenarios, progress=progress, quick=args.quick, stop=stop.reason)
+        try:
+            report = conf.run()
+        except Interrupted:
+            report = conf.report        # a second signal: the check in progress is kept as interrupted
+        except ScenarioError as exc:
+            raise ConformError(f"the scenario library does not load: {exc.problems[0]}") from None
+        finally:
+            stop.finishing()
+            link.close()
     try:
-        report = Conformance(link, scenarios=scenarios, progress=progress, quick=args.quick).run()
-    except ScenarioError as exc:
-        raise ConformError(f"the scenario library does not load: {exc.problems[0]}") from None
+        status = _tell(console, args, report, progress, stop)
     finally:
-        link.close()
-    if args.rig and not report.aborted:
+        # whatever the console did (a closed pipe, an exception while printing), the files hold every check
+        failures = _write(args, report)
+        for line in failures:
+            print(f"error: {line}", file=sys.stderr)
+    return Exit.USAGE if failures and stop.signum is None else status
+
+
+def _write(args, report) -> list[str]:
+    return write_outputs([
+        ("--json", args.json, lambda: json.dumps(report.as_dict(), indent=2, default=str) + "\n"),
+        ("--junit", args.junit, lambda: junit_xml("unohil conform", report.records(),
+                                                   [device_from_identity(report.device, report.identity)])),
+    ])
+
+
+def _tell(console, args, report, progress, stop: StopRequest) -> int:
+    if args.rig and not report.aborted and not report.interrupted:
         for c in rig_checks(args.device, args.rig):
             report.checks.append(c)
             progress(c)
@@ -111,17 +137,12 @@ def main(args) -> int:
     counts = tally(c.status for c in report.checks)
     style = {"CONFORMS": "green", "PARTIAL": "yellow", "NOT JUDGED": "yellow"}.get(report.verdict, "red")
     console.print(f"{counts_text(counts)} in {report.wall_s:.1f} s: [{style}]{report.verdict_line}[/]"
-                  + (f" ({report.quick})" if report.quick else ""))
-    failures = write_outputs([
-        ("--json", args.json, lambda: json.dumps(report.as_dict(), indent=2, default=str) + "\n"),
-        ("--junit", args.junit, lambda: junit_xml("unohil conform", report.records(),
-                                                   [device_from_identity(report.device, report.identity)])),
-    ])
-    for line in failures:
-        print(f"error: {line}", file=sys.stderr)
+                  + "".join(f" ({x})" for x in (report.quick, report.interrupted) if x))
     if report.aborted:
         print(f"error: the link failed during the run: {report.aborted}", file=sys.stderr)
-    if report.aborted or failures:
+    if stop.signum is not None:
+        return exit_for(stop.signum)
+    if report.aborted:
         return Exit.USAGE
     if report.cut:
         return Exit.NOT_JUDGED

@@ -7,6 +7,7 @@ import sys
 from rich.console import Console
 
 from unohil.harness.cli.exit import Exit
+from unohil.harness.cli.signals import Interrupted, signal_name
 from unohil.harness.errors import HarnessError, ScenarioError
 from unohil.harness.record.live import LiveRecording
 from unohil.harness.record.scenario import dump, events_of, scenario_of
@@ -102,8 +103,10 @@ def _live(args):
         try:
             with view:
                 rec.run(None if args.duration is None else round(args.duration * 1e6), view.event)
-        except KeyboardInterrupt:
-            print("stopped: writing what was recorded", file=sys.stderr)
+        except (KeyboardInterrupt, Interrupted) as exc:
+            # Ctrl-C is how a recording ends; SIGTERM and SIGHUP (a closed terminal) keep it too
+            name = "SIGINT" if isinstance(exc, KeyboardInterrupt) else signal_name(exc.signum)
+            print(f"stopped by {name}: writing what was recorded", file=sys.stderr)
         segments = rec.segments()
         for seg in segments:
             seg.notes[:0] = rec.notes

@@ -14,7 +14,7 @@ from unohil.harness.outcome import Outcome, tally
 from unohil.harness.report.console import FORMATS, PROGRESS_EVERY_S, LiveReport, choose_format, print_summary
 from unohil.harness.report.files import check_outputs, write_outputs
 from unohil.harness.report.junit import junit_xml
-from unohil.harness.report.results_json import json_text, results_json
+from unohil.harness.report.results_json import results_json_chunks
 from unohil.harness.cli import plan
 from unohil.harness.run.parallel import Rack, Workers
 from unohil.harness.run.pool import unserved_reason
@@ -135,17 +135,20 @@ def _rig_rack(args) -> Rack:
 
 def _report(console: Console, fmt: str, args, started: float, scenarios, results: list[ScenarioResult], rack: Rack,
             health, devices, stop: StopRequest) -> int:
-    """The console's account, then every output on its own; the exit status."""
-    print_summary(console, fmt, results, health, quiet=args.quiet, seconds=time.time() - started)
+    """The console's account, then every output on its own (whatever the console did); the exit status."""
     counts = tally(r.status for r in results)
     interrupted = None
     if stop.signum is not None:
         interrupted = {"signal": signal_name(stop.signum), "not_run": len(scenarios) - len(results)}
-        console.print(f"{stop.reason()}: {interrupted['not_run']} scenario(s) not run")
-    failures = write_outputs([
-        ("--json", args.json, lambda: json_text(results_json(results, health, devices, started, interrupted))),
-        ("--junit", args.junit, lambda: junit_xml("unohil", [r.record() for r in results], devices)),
-    ])
+    try:
+        print_summary(console, fmt, results, health, quiet=args.quiet, seconds=time.time() - started)
+        if interrupted:
+            console.print(f"{stop.reason()}: {interrupted['not_run']} scenario(s) not run")
+    finally:
+        failures = write_outputs([
+            ("--json", args.json, lambda: results_json_chunks(results, health, devices, started, interrupted)),
+            ("--junit", args.junit, lambda: junit_xml("unohil", [r.record() for r in results], devices)),
+        ])
     failures += [f"--trace {d.trace.failure}" for d in rack.drivers if d.trace is not None and d.trace.failure]
     for line in failures:
         print(f"error: {line}", file=sys.stderr)

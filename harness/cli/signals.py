@@ -1,9 +1,12 @@
-"""SIGINT and SIGTERM during a command: stop at a safe point, keep what was found.
+"""SIGINT, SIGTERM and SIGHUP during a command: stop at a safe point, keep what was found.
 
 Ctrl-C sends SIGINT; a CI runner that times a job out sends SIGTERM (then SIGKILL a few seconds
-later). The first signal asks the work to stop at its next safe point (for `unohil run`: after
+later); a closed terminal or ssh session sends SIGHUP. The first signal asks the work to stop at its next safe point (for `unohil run`: after
 the race in progress, so no race is cut in half); a second one stops it at once. Either way the
-command still writes what it has, and exits 128 + the signal's number (130, 143).
+command still writes what it has, and exits 128 + the signal's number (130, 143, 129).
+
+The handlers are installed whatever the process inherited: a command started with `&` from a
+non-interactive shell has SIGINT ignored, and would otherwise run to the end whoever asks it to stop.
 """
 from __future__ import annotations
 
@@ -13,7 +16,7 @@ import threading
 
 from unohil.harness.cli.exit import Exit
 
-STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 
 class Interrupted(BaseException):
@@ -31,11 +34,11 @@ def signal_name(signum: int) -> str:
 
 def exit_for(signum: int) -> Exit:
     """What a shell reports for a command a signal ended: 128 + its number."""
-    return Exit.INTERRUPTED if signum == signal.SIGINT else Exit.TERMINATED
+    return {signal.SIGINT: Exit.INTERRUPTED, signal.SIGHUP: Exit.HANGUP}.get(signum, Exit.TERMINATED)
 
 
 class StopRequest:
-    """While entered (in the main thread), SIGINT and SIGTERM ask for a stop instead of ending the process.
+    """While entered (in the main thread), SIGINT, SIGTERM and SIGHUP ask for a stop instead of ending the process.
 
     The first signal only records itself (reason() says it, for the work to check at its safe points);
     the second raises Interrupted. Once the work is over (finishing()), signals are ignored while what

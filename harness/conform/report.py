@@ -46,11 +46,12 @@ class Report:
     wall_s: float = 0.0
     stats: dict = field(default_factory=dict)
     quick: str = ""         # "quick run: N scenarios not run" after --quick left some out
+    interrupted: str = ""   # "interrupted by SIGTERM": a signal stopped the run; what finished is all kept
 
     @property
     def passed(self) -> bool:
         """Nothing failed (some of the SPEC may still be unchecked: see verdict)."""
-        return not self.aborted and all(c.status.ok for c in self.checks)
+        return not self.aborted and all(c.status.ok or c.status is Outcome.INTERRUPTED for c in self.checks)
 
     @property
     def cut(self) -> list[CheckResult]:
@@ -82,7 +83,7 @@ class Report:
             return "NOT JUDGED"
         if not self.passed:
             return "DOES NOT CONFORM"
-        return "PARTIAL" if self.unchecked or self.gaps else "CONFORMS"
+        return "PARTIAL" if self.unchecked or self.gaps or self.interrupted else "CONFORMS"
 
     @property
     def verdict_line(self) -> str:
@@ -108,6 +109,7 @@ class Report:
     def as_dict(self) -> dict:
         return {"device": self.device, "identity": self.identity, "verdict": self.verdict, "passed": self.passed,
                 "unchecked": len(self.unchecked), "cut": len(self.cut), "aborted": self.aborted, "quick": self.quick,
+                "interrupted": self.interrupted,
                 "wall_s": round(self.wall_s, 3), "stats": self.stats,
                 "sections": [{"section": SECTIONS.get(k, k), "checks": len(cs),
                               "failed": tally(c.status for c in cs)["failed"],

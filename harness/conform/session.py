@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 
 from unohil.protocol import Frame, catalogue as cat, msg
 
@@ -18,13 +19,16 @@ from unohil.harness.outcome import Outcome
 
 
 class Conformance:
-    def __init__(self, link, *, scenarios: list | None = None, progress=None, quick: bool = False):
+    def __init__(self, link, *, scenarios: list | None = None, progress=None, quick: bool = False, stop=None):
         self.link = link
         self.w = Wire(link)
         self.report = Report(link.url)
         self.scenarios = scenarios
         self.quick = quick          # run only a few scenarios per decision (quick.py); the rest is reported not run
         self.progress = progress
+        self.stop = stop            # between checks and between races: why to stop now (a signal), or None
+        self.current: tuple[CheckResult, float] | None = None   # the item in progress and its start, kept if a
+                                                                # signal cuts it short
         self.ident = None
         self.kind: str | None = None
         self.recipe: dict = {}
@@ -49,6 +53,13 @@ class Conformance:
                 self._scenarios()
         except LinkClosed as exc:
             self.report.aborted = str(exc)
+        except _Stopped as exc:
+            self.report.interrupted = str(exc)
+        except BaseException as exc:
+            if isinstance(exc, Exception):
+                raise
+            self._cut_short(exc)    # a second signal or Ctrl-C: the item in progress is kept, marked
+            raise
         finally:
             self.report.wall_s = time.perf_counter() - t0
             times = sorted(self.w.reply_times_us)
@@ -84,10 +95,26 @@ class Conformance:
     def _phase(self, phase: str) -> None:
         for c in checks(phase):
             if c.when is None or c.when(self):
+                self._stop_point()
                 self._check(c)
+
+    def _stop_point(self) -> None:
+        why = self.stop() if self.stop is not None else None
+        if why is not None:
+            raise _Stopped(why)
+
+    def _cut_short(self, exc: BaseException) -> None:
+        # Interrupted says its signal's name; a KeyboardInterrupt is Python's own SIGINT
+        why = f"interrupted by {exc or 'SIGINT'}"
+        self.report.interrupted = self.report.interrupted or why
+        if self.current is not None:
+            c, t0 = self.current
+            self._record(replace(c, status=Outcome.INTERRUPTED, detail=f"{why}: cut short",
+                                 seconds=time.perf_counter() - t0))
 
     def _check(self, c: Check) -> CheckResult:
         res = CheckResult(c.section, c.name, decisions=c.decisions)
+        self.current = res, time.perf_counter()
         missing = [cap for cap in c.needs if not self.has(cap)]
         if missing:
             res.status, res.detail = Outcome.SKIP, f"the unit does not have capability {', '.join(missing)}"
@@ -113,6 +140,7 @@ class Conformance:
         return res
 
     def _record(self, res: CheckResult) -> None:
+        self.current = None
         self.report.checks.append(res)
         if self.progress is not None:
             self.progress(res)
@@ -183,7 +211,7 @@ class Conformance:
             self._record(CheckResult(section, "scenario library", Outcome.FAIL, f"not run: {exc}"))
             return
         drv.sync_clock()
-        runner = Runner(drv)
+        runner = Runner(drv, stop=self.stop)
         seeded = sum("reference_rng" in sc.needs for sc in mine)
         self.report.stats["reference_rng"] = {"scenarios": len(mine), "depend": seeded,
                                               "unit_has_it": drv.has_cap("reference_rng")}
@@ -193,16 +221,22 @@ class Conformance:
             mine, left = chosen, [sc for sc in mine if sc not in chosen]
         differ = self._draws(runner, section, [sc for sc in mine if "reference_rng" in sc.needs])
         for sc in mine:
+            self._stop_point()
             t0 = time.perf_counter()
+            item = f"{sc.name} ({sc.file}:{sc.line})"
+            self.current = CheckResult(section, item, decisions=sc.covers, scenario=True), t0
             res = runner.run(sc)
             lines = []
             for r in res.races:
                 if r.status is not Outcome.PASS:
                     lines.append(f"race {r.index}: {r.status}" + (f": {r.error}" if r.error else ""))
                     lines += [f"  {x}" for x in r.failures[:5]]
-            # a link error or a reset stays what it is: cut by the link, no verdict on the unit (report.CUT)
-            status = Outcome.ERROR if res.status is Outcome.INTERRUPTED else res.status
+            # a link error or a reset stays what it is: cut by the link, no verdict on the unit (report.CUT);
+            # a scenario a signal cut short is kept as interrupted
+            status = res.status
             detail = res.error if status is Outcome.SKIP else "\n".join(lines[:12])
+            if status is Outcome.INTERRUPTED:
+                detail = "\n".join([f"{res.error} after {len(res.races)} of {len(sc.races)} races"] + lines[:12])
             if differ and status is Outcome.FAIL and "reference_rng" in sc.needs:
                 detail += f"\n{differ}"
             budgets = self.report.stats.setdefault("timing_budgets", {"met": 0, "measured": 0, "missed": []})
@@ -212,8 +246,10 @@ class Conformance:
                 if b["met"] < b["races"]:
                     budgets["missed"].append(f"{sc.name}: {name} {b['limit']} us missed in "
                                              f"{b['races'] - b['met']} of {b['races']} (worst {b['worst']} us)")
-            self._record(CheckResult(section, f"{sc.name} ({sc.file}:{sc.line})", status, detail,
+            self._record(CheckResult(section, item, status, detail,
                                      time.perf_counter() - t0, gap=res.applicable, decisions=sc.covers, scenario=True))
+            if status is Outcome.INTERRUPTED:
+                raise _Stopped(res.error)
         if left:
             self.report.quick = f"quick run: {len(left)} scenarios not run"
             self._record(CheckResult(
@@ -221,3 +257,7 @@ class Conformance:
                 "left out by --quick: " + "; ".join(sc.name for sc in left),
                 decisions=tuple(sorted({d for sc in left for d in sc.covers}, key=list(cat.DECISIONS).index)),
                 scenario=True))
+
+
+class _Stopped(Exception):
+    """A signal asked the run to stop at its next safe point (between checks, between races)."""

@@ -198,6 +198,22 @@ def segments_of(records, **known) -> list[Segment]:
         s.feed(rec)
     out = [seg for seg in s.segments if seg.edges]
     for seg in out:
+        seg.events = in_unit_order(seg.events)
+        seg.edges.sort(key=lambda e: e.t)
         if seg.start_us < 0:
             seg.start_us = seg.edges[0].t - 1000
     return out
+
+
+def in_unit_order(events: list[Frame]) -> list[Frame]:
+    """Events as the unit sent them, not as they arrived: one recovered by EVENT_RESEND comes late, and
+    a duplicate twice. Ordered by event_seq (u16, unwrapped from the first), device time for ties."""
+    if not events:
+        return events
+    base, seen, out = events[0].msg.event_seq, set(), []
+    for f in events:
+        key = ((f.msg.event_seq - base + 0x8000) % 0x10000, f.dev_us if f.dev_us is not None else 0)
+        if key[0] not in seen:
+            seen.add(key[0])
+            out.append((key, f))
+    return [f for _, f in sorted(out, key=lambda x: x[0])]

@@ -52,6 +52,8 @@ def _kind(p: Path) -> str:
         mode = os.stat(p).st_mode
     except FileNotFoundError:
         return "new"
+    except OSError as exc:
+        raise OutputError(f"{p}: {path_problem(p, exc)}") from None
     if stat.S_ISFIFO(mode) or stat.S_ISCHR(mode):
         return "stream"
     if stat.S_ISREG(mode):
@@ -67,6 +69,41 @@ def _kind(p: Path) -> str:
     return "not a regular file"
 
 
+def path_problem(p: Path, exc: OSError) -> str:
+    """Why a path cannot be a file's, in the user's terms: the OS's words name no part of it."""
+    if exc.errno == errno.ENOTDIR:
+        part = next((a for a in reversed(p.parents) if a.exists() and not a.is_dir()), None)
+        return f"{part} is not a directory" if part is not None else "a part of it is not a directory"
+    if exc.errno == errno.ENAMETOOLONG:
+        longest = max(p.parts, key=lambda x: len(os.fsencode(x)))
+        return (f"a name too long for the file system ({len(os.fsencode(longest))} bytes; "
+                f"{_name_max(p)} at most)")
+    if exc.errno == errno.ELOOP:
+        return "a loop of symbolic links"
+    return exc.strerror or str(exc)
+
+
+def _name_max(p: Path) -> int:
+    for a in (p, *p.parents):
+        try:
+            return os.pathconf(a if str(a) else ".", "PC_NAME_MAX")
+        except OSError:
+            continue
+    return 255
+
+
+# the options that name a file or a directory a command writes
+OUTPUT_OPTIONS = ("json", "junit", "trace", "output", "vcd", "perfetto", "log_file")
+
+
+def refuse_empty(args) -> None:
+    """`--json ''` is a mistake (an unset shell variable), not a wish for no output: say so."""
+    for dest in OUTPUT_OPTIONS:
+        if getattr(args, dest, None) == "":
+            option = "--" + dest.replace("_", "-")
+            raise OutputError(f"{option} '': an empty file name; give a name, or leave {option} out")
+
+
 def _named(what: str, p: Path, real: Path) -> str:
     return f"{what} {p}" if real == p else f"{what} {p} (-> {real})"
 
@@ -77,11 +114,16 @@ def check_writable(path: str | os.PathLike, what: str, directory: bool = False) 
     if directory:
         try:
             p.mkdir(parents=True, exist_ok=True)
+        except FileExistsError:
+            raise OutputError(f"{what} {p}: is a file, give a directory") from None
         except OSError as exc:
-            raise OutputError(f"{what} {p}: cannot create the directory: {exc.strerror}") from None
+            raise OutputError(f"{what} {p}: cannot create the directory: {path_problem(p, exc)}") from None
         _probe(p, what, p)
         return p
-    kind = _kind(p)             # through any symlink: /dev/stdout is a link to a pipe or a tty
+    try:
+        kind = _kind(p)             # through any symlink: /dev/stdout is a link to a pipe or a tty
+    except OutputError as exc:
+        raise OutputError(f"{what} {exc}") from None
     if kind == "stream":
         return p                # a pipe or a device: opened for writing when the results are written
     real = resolve(p)
@@ -105,8 +147,9 @@ def _probe(target_dir: Path, what: str, p: Path) -> None:
         raise OutputError(f"{what} {p}: cannot write in {target_dir}: {exc.strerror}") from None
 
 
-def write_results(path: str | os.PathLike, text: str, what: str = "") -> None:
-    """Write text at path by the rules above; any failure is one OutputError naming the path and the OS error."""
+def write_results(path: str | os.PathLike, text, what: str = "") -> None:
+    """Write text (a str, or the str pieces of one) at path by the rules above; any failure is one
+    OutputError naming the path and the OS error."""
     p = Path(path)
     kind = _kind(p)
     real = p if kind == "stream" else resolve(p)
@@ -134,7 +177,12 @@ def _write_through(p: Path, text: str) -> None:
         raise
     os.set_blocking(fd, True)
     with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        fh.write(text)
+        _put(fh, text)
+
+
+def _put(fh, text) -> None:
+    for piece in [text] if isinstance(text, str) else text:
+        fh.write(piece)
 
 
 def _write_replacing(p: Path, text: str) -> None:
@@ -142,7 +190,7 @@ def _write_replacing(p: Path, text: str) -> None:
     try:
         os.fchmod(fd, file_mode())          # mkstemp makes 0600: results are as readable as any file
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
+            _put(fh, text)
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, p)
@@ -190,4 +238,6 @@ def write_outputs(outputs: list[tuple[str, str | None, Callable[[], str]]]) -> l
             write_results(path, body, what)
         except OutputError as exc:
             failures.append(str(exc))
+        except Exception as exc:        # made as it is written (pieces): the file is left as it was
+            failures.append(f"{what} {path}: cannot be made: {type(exc).__name__}: {exc}")
     return failures

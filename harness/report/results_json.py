@@ -45,6 +45,21 @@ def json_text(doc: dict) -> str:
     return json.dumps(doc, indent=1, default=str) + "\n"
 
 
+def results_json_chunks(results: list[ScenarioResult], health: LinkHealth, devices: list[dict], started: float,
+                        interrupted: dict | None = None):
+    """The text of results_json, a scenario at a time: the whole document (every race's events as
+    dicts, then as one string) never exists at once, so writing a long run's file costs the memory
+    of its largest scenario, not of the run."""
+    head = results_json([], health, devices, started, interrupted)
+    head["summary"] = {"scenarios": len(results), **tally(r.status for r in results),
+                       "races": sum(len(r.races) for r in results)}
+    del head["scenarios"]
+    yield json.dumps(head, indent=1, default=str)[:-2] + ',\n "scenarios": ['
+    for i, r in enumerate(results):
+        yield ("," if i else "") + "\n" + json.dumps(_with_events(r), indent=1, default=str)
+    yield "\n ]\n}\n"
+
+
 def _with_events(res: ScenarioResult) -> dict:
     d = res.as_dict()
     for race, out in zip(res.races, d["results"]):

@@ -23,6 +23,7 @@ from unohil.harness.errors import (DeviceMismatch, DeviceReset, HarnessError, La
 from unohil.harness.outcome import Outcome, worst
 from unohil.harness.run.buttons import beyond_the_unit, unit_names
 from unohil.harness.run.judge import Anchors, compare_races, judge, pattern_matches
+from unohil.harness.run.packed import pack
 from unohil.harness.run.prompts import Answer, Prompt, PromptHook, answer_text
 from unohil.harness.rig.unit import RigUnitDriver, unplayable
 from unohil.harness.run.results import RaceResult, ScenarioResult
@@ -113,6 +114,7 @@ class Runner:
                     race.reruns = before
                 if race.status in (Outcome.RESET, Outcome.LINK_ERROR) and self.d.link_down is None:
                     self._recover(race)
+            race.frames = pack(race.frames)     # judged: kept small until the run ends (run/packed.py)
             res.races.append(race)
             # INFO whatever the outcome: a failed race is a result, not a fault of the harness
             log.info("%s: %r race %d: %s%s",

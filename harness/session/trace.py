@@ -10,6 +10,8 @@ from pathlib import Path
 from unohil.protocol import Frame, FrameError
 from unohil.protocol.catalogue import enum_name
 
+from unohil.harness.session.trace_cut import close_cut_trace
+
 
 def frame_record(direction: str, frame: Frame) -> dict:
     msg = frame.msg
@@ -26,12 +28,13 @@ def frame_record(direction: str, frame: Frame) -> dict:
 
 
 class TraceWriter:
-    """Writes to NAME.jsonl.part and renames on close, so a trace is whole or absent.
+    """Writes to NAME.jsonl.part and renames on close, so a trace under its name is whole, or cut
+    short by a failed write (a full disk) and then kept to its last whole record (trace_cut.py).
 
     Each writer has a file of its own: two devices with the same URL, two processes tracing into
     one directory or a device opened again get NAME-2, NAME-3, ... rather than one file written by
-    both. A write that fails (a full disk) stops this trace, never the run: what was written stays
-    in the .part file, and failure says why, for the run to report."""
+    both. A write that fails (a full disk) stops this trace, never the run: what reached the disk is
+    kept, and failure says why, for the run to report."""
 
     _claimed: set[Path] = set()         # the traces this process has written or is writing
     _claim_lock = threading.Lock()
@@ -42,6 +45,7 @@ class TraceWriter:
         self.path, self._part, fd = self._claim(safe)
         self._fh = open(fd, "w", encoding="utf-8", buffering=1 << 16)
         self.records = 0
+        self._last_host_us: int | None = None      # the closing record of a cut trace is stamped with it
         self.failure: str | None = None     # "<part file>: <OS error>" once a write failed
 
     def _claim(self, safe: str) -> tuple[Path, Path, int]:
@@ -62,6 +66,7 @@ class TraceWriter:
     def write(self, rec: dict) -> None:
         if self.failure is not None:
             return
+        self._last_host_us = rec.get("host_us", self._last_host_us)
         try:
             self._fh.write(json.dumps(rec, separators=(",", ":")))
             self._fh.write("\n")
@@ -71,11 +76,19 @@ class TraceWriter:
         self.records += 1
 
     def _fail(self, exc: OSError) -> None:
-        self.failure = f"{self._part}: {exc.strerror or exc} (the trace stopped after {self.records} records)"
+        why = exc.strerror or str(exc)
         try:
             self._fh.close()
         except OSError:
             pass            # the rest of the buffer cannot be written either
+        try:
+            kept, fitted = close_cut_trace(self._part, self.path, why, self._last_host_us)
+        except OSError as again:
+            self.failure = f"{self._part}: {why} (the trace stopped; it could not be kept: {again.strerror})"
+            return
+        self.records = kept
+        self.failure = (f"{self.path}: {why} (the trace stopped; kept to its last whole record, {kept} records"
+                        + (", and a closing record says why)" if fitted else "; no room left to say why in it)"))
 
     def frame(self, direction: str, frame: Frame) -> None:
         self.write(frame_record(direction, frame))
