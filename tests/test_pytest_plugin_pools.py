@@ -1,6 +1,7 @@
 """The pytest plugin in a session that does not use it (it imports nothing heavy), with a pool that lacks
 unit kinds (what the pool cannot serve is skipped with `unohil run`'s reason), and under pytest's own log
 options (the harness's records reach them)."""
+import json
 import re
 import textwrap
 from pathlib import Path
@@ -14,24 +15,37 @@ HEAVY = ("unohil.harness.pytest_hil", "unohil.harness.run.runner", "unohil.proto
          "unohil.harness.scenarios.load", "yaml", "rich")
 
 UNRELATED = textwrap.dedent(f"""\
+    import json
     import sys
 
     def test_plugin_loaded_and_light(pytestconfig):
-        assert pytestconfig.pluginmanager.has_plugin("unohil")
-        assert [m for m in {HEAVY!r} if m in sys.modules] == []
+        loaded = pytestconfig.pluginmanager.has_plugin("unohil")
+        with open(f"heavy-{{loaded}}.json", "w") as f:
+            json.dump([m for m in {HEAVY!r} if m in sys.modules], f)
     """)
 
 
 def test_an_unrelated_session_loads_the_plugin_and_imports_nothing_heavy(pytester):
+    """What the session holds with the plugin is what it holds without it: other plugins of the venv
+    may bring yaml (labgrid's does), ours brings nothing of its own."""
     pytester.makepyfile(UNRELATED)
     pytester.runpytest_subprocess("-p", "no:cacheprovider").assert_outcomes(passed=1)
+    pytester.runpytest_subprocess("-p", "no:cacheprovider", "-p", "no:unohil").assert_outcomes(passed=1)
+    with_plugin = json.loads((pytester.path / "heavy-True.json").read_text())
+    without = json.loads((pytester.path / "heavy-False.json").read_text())
+    assert not [m for m in with_plugin if m.startswith("unohil.")]
+    assert set(with_plugin) == set(without), (with_plugin, without)
 
 
 def test_a_hil_option_or_ini_key_makes_the_session_ask_for_uno_hil(pytester):
     pytester.makepyfile(UNRELATED)
-    pytester.runpytest_subprocess("--hil-device-kind", "flash").assert_outcomes(failed=1)
+    heavy = pytester.path / "heavy-True.json"
+    pytester.runpytest_subprocess("--hil-device-kind", "flash").assert_outcomes(passed=1)
+    assert "unohil.harness.pytest_hil" in json.loads(heavy.read_text())
+    heavy.unlink()
     pytester.makeini("[pytest]\nhil_rig = emurig://\n")
-    pytester.runpytest_subprocess("--hil-device", "emu://showdown").assert_outcomes(failed=1)
+    pytester.runpytest_subprocess("--hil-device", "emu://showdown").assert_outcomes(passed=1)
+    assert "unohil.harness.pytest_hil" in json.loads(heavy.read_text())
 
 
 def test_the_kind_markers_come_with_the_first_hil_option(pytester):
