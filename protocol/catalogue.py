@@ -396,6 +396,11 @@ def _decisions() -> dict[str, Decision]:
 DECISIONS: dict[str, Decision] = _decisions()
 
 
+def has_capability(caps: int, name: str) -> bool:
+    """Whether IDENTITY.caps has the capability bit of that name."""
+    return bool(caps >> ENUM_VALUES["capability"][name] & 1)
+
+
 def enum_name(enum_name_: str, value: int) -> str:
     """Symbolic name of value in an enum, or the number as text when it has none."""
     if enum_name_ == "param":

@@ -159,7 +159,7 @@ class Conformance:
 
     # ---- what checks use ----
     def has(self, cap: str) -> bool:
-        return bool(self.ident.caps >> cat.ENUM_VALUES["capability"][cap] & 1)
+        return cat.has_capability(self.ident.caps, cap)
 
     def params(self):
         return cat.params_for(self.kind)

@@ -186,7 +186,7 @@ class Segmenter:
             seed = empty.seed if seed is None else seed
         seg = Segment(kind=self.kind, start_us=start_us if start_us is not None else -1, config=dict(self.config),
                       seed=seed, physical={**unit.boot_positions, **self.positions},
-                      reference_rng=bool(self.caps >> cat.ENUM_VALUES["capability"]["reference_rng"] & 1), **about)
+                      reference_rng=cat.has_capability(self.caps, "reference_rng"), **about)
         self.segments.append(seg)
         return seg
 

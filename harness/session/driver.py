@@ -185,7 +185,7 @@ class Driver:
         self.events.start(event_seq)
 
     def has_cap(self, name: str) -> bool:
-        return bool(self.caps >> cat.ENUM_VALUES["capability"][name] & 1)
+        return cat.has_capability(self.caps, name)
 
     # ---- the byte level ----
 
@@ -941,7 +941,7 @@ class Driver:
 
 def _unusable(ident) -> str:
     """What in an IDENTITY this harness cannot work with, naming the field ("" if nothing)."""
-    if ident.inject_queue == 0 and ident.caps >> cat.ENUM_VALUES["capability"]["test_mode"] & 1:
+    if ident.inject_queue == 0 and cat.has_capability(ident.caps, "test_mode"):
         # SPEC 4.8 has a unit with test_mode hold 16 pending stimuli; one that holds none cannot take an INJECT
         return (f"IDENTITY.inject_queue is 0 with capability test_mode set: SPEC 4.8 has such a unit accept "
                 f"{cat.INJECT_QUEUE} pending INJECT stimuli, so no stimulus can be scheduled on it; not a unit of "
