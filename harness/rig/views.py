@@ -16,7 +16,7 @@ clock; within both estimates' uncertainty on a bench):
              or the verdict if that event came with it or later)
 
 A figure's worst in a race is the value farthest from zero. An expectation `expect: {rig: {FIGURE:
-MATCHER}}` holds every value of FIGURE in the race to the matcher (harness/scenarios/load.py: the figures
+MATCHER}}` holds every value of FIGURE in the race to the matcher (harness/scenarios/validation/expectations.py: the figures
 a unit kind has, from its reference wiring).
 """
 from __future__ import annotations
