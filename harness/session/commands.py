@@ -11,8 +11,8 @@ from unohil.protocol import msg as M
 from unohil.harness.errors import CommandTimeout, DeviceMismatch, DeviceReset, LinkClosed, LinkError, Nak
 from unohil.harness.links import claim
 
-KIND_NAMES = {v: k for k, v in cat.ENUM_VALUES["unit_kind"].items()}
-ERROR_NAMES = {v: k for k, v in cat.ENUM_VALUES["error"].items()}
+KIND_NAMES = cat.ENUM_NAMES["unit_kind"]
+ERROR_NAMES = cat.ENUM_NAMES["error"]
 ACTION = cat.ENUM_VALUES["action"]
 IDEMPOTENT = {"HELLO", "TIME_SYNC", "CONFIG_GET", "CONFIG_SET", "STATUS_GET", "EVENT_RESEND", "INJECT_CANCEL"}
 
