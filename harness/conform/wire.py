@@ -16,7 +16,6 @@ ACTION = cat.ENUM_VALUES["action"]
 SOURCE = cat.ENUM_VALUES["input_source"]
 DISPOSITION = cat.ENUM_VALUES["disposition"]
 REPLY_OF = {m.name: m.reply for m in cat.MESSAGES if m.kind == "command"}
-COMMAND_IDS = {m.id for m in cat.MESSAGES if m.kind == "command"}
 REPLY_TIMEOUT_US = 1_000_000
 QUIET_US = 100_000
 TURNAROUND_MAX_US = 50_000
