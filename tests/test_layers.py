@@ -8,6 +8,7 @@ why; a new break fails, and so does a listed one that is gone (take it off the l
 from __future__ import annotations
 
 import ast
+import functools
 import re
 from pathlib import Path
 
@@ -80,6 +81,7 @@ def _imports():
                         yield rel, node.lineno, _package(rel), target
 
 
+@functools.cache
 def _breaks() -> dict[tuple[str, str], list[str]]:
     top_rows, harness_rows = _layers()
     top, inner = _rank(top_rows), _rank(harness_rows)
