@@ -321,43 +321,42 @@ def _expect_body(v: Validator, m: dict, key: str, unit: UnitVocab) -> Expectatio
             if p is not None:
                 e.absent.append(p)
     if "count" in m:
-        for name, (kn, vn) in v.mapping(m["count"][1], f"{key}.count").items():
-            if name not in unit.events:
-                v.err(kn, f"{key}.count.{name}", f"the {unit.kind} unit has no event {name!r}")
-                continue
-            mt = _matcher(v, vn, f"{key}.count.{name}", None)
-            if mt is not None:
-                e.count[name] = mt
+        e.count = _named_matchers(v, m["count"][1], f"{key}.count", lambda name: None if name in unit.events else
+                                  f"the {unit.kind} unit has no event {name!r}")
     if "latency" in m:
-        for name, (kn, vn) in v.mapping(m["latency"][1], f"{key}.latency", set(LATENCY_METRICS)).items():
-            mt = _matcher(v, vn, f"{key}.latency.{name}", None)
-            if mt is not None:
-                e.latency[name] = mt
+        e.latency = _named_matchers(v, m["latency"][1], f"{key}.latency", lambda name: None, set(LATENCY_METRICS))
     if "reaction" in m:
         known = reaction_keys(unit)
-        for name, (kn, vn) in v.mapping(m["reaction"][1], f"{key}.reaction").items():
+
+        def reaction_problem(name: str) -> str | None:
             if name not in known:
-                v.err(kn, f"{key}.reaction.{name}", f"the {unit.kind} unit's {unit.verdict} has no such reaction time"
-                      + (f"; it has: {', '.join(known)}" if known else ""))
-                continue
-            if unit.roles is not None and rl.looks_like_role(name) \
-                    and (problem := rl.role_problem(name, unit.roles, mask=False, players=v.players)) is not None:
-                v.err(kn, f"{key}.reaction.{name}", problem)
-                continue
-            mt = _matcher(v, vn, f"{key}.reaction.{name}", None)
-            if mt is not None:
-                e.reaction[name] = mt
+                return f"the {unit.kind} unit's {unit.verdict} has no such reaction time" + (
+                    f"; it has: {', '.join(known)}" if known else "")
+            if unit.roles is not None and rl.looks_like_role(name):
+                return rl.role_problem(name, unit.roles, mask=False, players=v.players)
+            return None
+        e.reaction = _named_matchers(v, m["reaction"][1], f"{key}.reaction", reaction_problem)
     if "rig" in m:
-        known = rig_figures(unit)
-        for name, (kn, vn) in v.mapping(m["rig"][1], f"{key}.rig").items():
-            if name not in known:
-                v.err(kn, f"{key}.rig.{name}", f"a rig measures no {name!r} on the {unit.kind} unit; it measures: "
-                      f"{', '.join(known)}")
-                continue
-            mt = _matcher(v, vn, f"{key}.rig.{name}", None)
-            if mt is not None:
-                e.rig[name] = mt
+        figures = rig_figures(unit)
+        e.rig = _named_matchers(v, m["rig"][1], f"{key}.rig", lambda name: None if name in figures else
+                                f"a rig measures no {name!r} on the {unit.kind} unit; it measures: {', '.join(figures)}")
     return e
+
+
+def _named_matchers(v: Validator, node: yaml.Node, key: str, problem_of, allowed: set[str] | None = None
+                    ) -> dict[str, Matcher]:
+    """The NAME: MATCHER entries of a mapping (counts, latencies, reaction times, rig figures), each name
+    first checked by problem_of: what is wrong with it, or None."""
+    out: dict[str, Matcher] = {}
+    for name, (kn, vn) in v.mapping(node, key, allowed).items():
+        problem = problem_of(name)
+        if problem is not None:
+            v.err(kn, f"{key}.{name}", problem)
+            continue
+        mt = _matcher(v, vn, f"{key}.{name}", None)
+        if mt is not None:
+            out[name] = mt
+    return out
 
 
 _PATH = re.compile(r"^(?P<event>[A-Za-z_][A-Za-z_0-9]*)(\[(?P<index>[0-9]+)\])?\.(?P<field>[a-z_0-9]+)$")
