@@ -25,7 +25,6 @@ MODULES_OVER = {
     "tests/test_emulator_flash.py": 921,
     "tests/test_conform_mutants.py": 774,
     "tests/test_emulator_showdown.py": 627,
-    "tests/test_harness_scenarios.py": 604,
     "tests/test_emulator_launcher.py": 602,
 }
 #: Functions over MAX_FUNCTION_LINES today ("path:qualified name") -> their lines.
@@ -33,7 +32,6 @@ FUNCTIONS_OVER = {
     "tools/clib.py:messages_files": 111,
     "harness/run/runner.py:Runner._race": 98,
     "tools/clib.py:catalogue_files": 91,
-    "emulator/cli.py:run": 86,
     "protocol/schema.py:_Reader.unit": 84,
 }
 
