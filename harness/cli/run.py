@@ -14,7 +14,7 @@ from unohil.harness.outcome import Outcome, tally
 from unohil.harness.report.console import FORMATS, PROGRESS_EVERY_S, LiveReport, choose_format, print_summary
 from unohil.harness.report.files import check_outputs, write_outputs
 from unohil.harness.report.junit import junit_xml
-from unohil.harness.report.results_json import results_json_chunks
+from unohil.harness.report.results_json import plain, results_json, results_json_chunks
 from unohil.harness.cli import plan
 from unohil.harness.run.parallel import Rack, Workers
 from unohil.harness.run.pool import unserved_reason
@@ -25,6 +25,7 @@ from unohil.harness.scenarios.load import load_paths, print_warnings
 from unohil.harness.scenarios.selection import matcher
 from unohil.harness.session.driver import Driver
 from unohil.harness.session.outage import DEFAULT_BUDGET_US, Outage, parse_budget
+from unohil.harness.store.config import add_store_argument, configured, record_into
 
 def add_parser(sub) -> None:
     p = sub.add_parser("run", help="run scenarios")
@@ -51,6 +52,7 @@ def add_parser(sub) -> None:
                         "shown here); without it they are skipped")
     p.add_argument("-q", "--quiet", action="store_true",
                    help="no results table or per-scenario lines: only the link health, the failures and the totals")
+    add_store_argument(p)
     _add_format_arguments(p)
     p.set_defaults(func=main)
 
@@ -152,6 +154,9 @@ def _report(console: Console, fmt: str, args, started: float, scenarios, results
     failures += [f"--trace {d.trace.failure}" for d in rack.drivers if d.trace is not None and d.trace.failure]
     for line in failures:
         print(f"error: {line}", file=sys.stderr)
+    record_into(configured(args.store),
+                lambda: plain(results_json(results, health, devices, started, interrupted, events=False)),
+                "run", args.json)
     if stop.signum is not None:
         return exit_for(stop.signum)
     if failures or any(r.status is Outcome.ERROR for r in results):

@@ -32,7 +32,7 @@ DEFAULT_URL = "emu://showdown?clock=virtual"
 _OPTIONS = {
     "seed": int, "clock": str, "serial": int, "card_capacity": int, "players": int,
     "boot_time_us": int, "drift_ppm": float, "host_offset_us": int, "faults": str, "without": str,
-    "landing_sensor": int, "rng": str, "timer_lag_us": int, "inject_queue": int, "baud": str,
+    "landing_sensor": int, "rng": str, "timer_lag_us": int, "verdict_delay_us": int, "firmware": str, "inject_queue": int, "baud": str,
     "split_burst": str,
 }
 # a slow line's options, given apart from faults= for reading's sake: they are items of the line's spec

@@ -21,7 +21,8 @@ SCHEMA_VERSION = 6
 
 
 def results_json(results: list[ScenarioResult], health: LinkHealth, devices: list[dict], started: float,
-                 interrupted: dict | None = None) -> dict:
+                 interrupted: dict | None = None, events: bool = True) -> dict:
+    """The results document; events=False leaves out the races' events (a store keeps the rest)."""
     doc = {
         "schema": SCHEMA_VERSION,
         "tool": "unohil",
@@ -34,7 +35,7 @@ def results_json(results: list[ScenarioResult], health: LinkHealth, devices: lis
             "races": sum(len(r.races) for r in results),
         },
         "health": health.as_dict(),
-        "scenarios": [_with_events(r) for r in results],
+        "scenarios": [_with_events(r) if events else r.as_dict() for r in results],
     }
     if interrupted is not None:
         doc["interrupted"] = interrupted
@@ -65,6 +66,11 @@ def _with_events(res: ScenarioResult) -> dict:
     for race, out in zip(res.races, d["results"]):
         out.setdefault("events", race.events)
     return d
+
+
+def plain(doc: dict) -> dict:
+    """The document as a reader of its file gets it (outcomes as their words, every value JSON's)."""
+    return json.loads(json.dumps(doc, default=str))
 
 
 def write_json(path, doc: dict) -> None:
