@@ -137,3 +137,38 @@ def test_the_store_is_configured_by_environment_or_pyproject(tmp_path, monkeypat
     assert main(["run", os.path.join(os.path.dirname(__file__), "..", LIB, "ties.yaml"), "-q"]) == 0
     with Store.open(tmp_path / "env.sqlite") as store:
         assert store.rows("SELECT command FROM runs") == [("run",)]
+
+
+def test_history_lists_runs_and_trends_the_same_on_both_backends(store_url, two_runs, capsys):
+    (a, path_a), (b, path_b) = two_runs
+    with Store.open(store_url) as store:
+        first, second = record(store, a, "run", path_a), record(store, b, "run", path_b)
+    assert main(["history", "--store", store_url]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert [x.split()[1] for x in lines] == [str(second), str(first)]
+    assert f"run pass: {a['summary']['passed']} passed, 0 failed, {a['summary']['skipped']} skipped  " \
+           "[showdown 0.1.0 serial 1]" in lines[1]
+    assert main(["history", "--store", store_url, "--firmware", "0.1.0", "--json"]) == 0
+    assert [r["run"] for r in json.loads(capsys.readouterr().out)] == [first]
+    assert main(["history", "--store", store_url, "--trend", "processing_us", "--kind", "showdown"]) == 0
+    assert capsys.readouterr().out.splitlines() == [
+        f"showdown 0.1.0: processing_us p50 0 us, p99 0 us, max 0 us ({len(_races(a))} races)",
+        f"showdown 0.2.0: processing_us p50 1000 us, p99 1000 us, max 1000 us ({len(_races(b))} races)"]
+    assert main(["history", "--store", store_url, "--since", "2999-01-01"]) == 0
+    assert capsys.readouterr().out == "no stored runs for these units\n"
+    assert main(["history", "--store", store_url, "--scenario", "clean win for A"]) == 0
+    assert capsys.readouterr().out.splitlines()[-1] == "2 pass"
+
+
+def _races(doc: dict) -> list:
+    return [r for s in doc["scenarios"] for r in s["results"] if r["latency"].get("processing_us") is not None]
+
+
+def test_history_without_a_store_says_how_to_give_one(monkeypatch, tmp_path, capsys):
+    monkeypatch.delenv("UNOHIL_STORE", raising=False)
+    monkeypatch.chdir(tmp_path)
+    assert main(["history"]) == 2
+    assert "no results store: give --store" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as stop:
+        main(["history", "--since", "yesterday", "--store", "x"])
+    assert stop.value.code == 2 and "'yesterday' is not a date YYYY-MM-DD" in capsys.readouterr().err
