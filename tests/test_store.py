@@ -172,3 +172,15 @@ def test_history_without_a_store_says_how_to_give_one(monkeypatch, tmp_path, cap
     with pytest.raises(SystemExit) as stop:
         main(["history", "--since", "yesterday", "--store", "x"])
     assert stop.value.code == 2 and "'yesterday' is not a date YYYY-MM-DD" in capsys.readouterr().err
+
+
+def test_bench_records_its_samples_as_races(tmp_path, capsys):
+    where = str(tmp_path / "s.sqlite")
+    out = tmp_path / "b.json"
+    assert main(["bench", "--kind", "showdown", "--races", "10", "--json", str(out), "--store", where]) == 0
+    samples = json.loads(out.read_text())["units"]["showdown"]["samples"]["processing_us"]
+    with Store.open(where) as store:
+        (trend,) = h.trend(store, "processing_us", h.Filter(kind="showdown"))
+        assert store.rows("SELECT command, races FROM runs") == [("bench", 10)]
+    assert trend["n"] == len(samples) == 10 and trend["max"] == max(samples)
+    assert trend["p50"] == h.quantile(samples, 50)

@@ -14,6 +14,8 @@ def record(store: Store, doc: dict, command: str, results_path: str | None = Non
     """The document as one stored run, in one transaction; its id."""
     if "checks" in doc and "coverage" in doc:
         return _record_conform(store, doc, results_path)
+    if doc.get("bench") and isinstance(doc.get("units"), dict):
+        doc = bench_as_run(doc)
     summary = doc.get("summary", {})
     scenarios = doc.get("scenarios", [])
     flaky = sum(1 for s in scenarios if s.get("flaky"))
@@ -40,10 +42,28 @@ def record(store: Store, doc: dict, command: str, results_path: str | None = Non
                 (scenario_id, race.get("index", 0), str(race["status"]),
                  json.dumps(race.get("verdicts") or [], sort_keys=True), int(bool(race.get("flaky")))))
             figures += [(race_id, name, int(value)) for name, value in (race.get("latency") or {}).items()
-                        if name in FIGURES and value is not None]
+                        if (name in FIGURES or command == "bench") and value is not None]
         store.many("INSERT INTO figures (race_id, name, value_us) VALUES (?, ?, ?)", figures)
     store.commit()
     return run_id
+
+
+def bench_as_run(doc: dict) -> dict:
+    """`unohil bench --json` as a run: per unit kind a scenario `bench` whose i-th race holds each figure's i-th
+    sample (its figures' names as the bench gives them: processing_us, read_us, delivered_us, command_rtt_us)."""
+    scenarios, devices = [], []
+    for kind, unit in doc["units"].items():
+        samples = unit.get("samples") or {}
+        n = max((len(v) for v in samples.values()), default=0)
+        races = [{"index": i, "status": "pass", "latency": {k: v[i] for k, v in samples.items() if i < len(v)}}
+                 for i in range(n)]
+        device = str(unit.get("device") or doc.get("device") or kind)
+        devices.append({"url": device, "kind": kind, **(unit.get("identity") or {})})
+        scenarios.append({"name": "bench", "unit": kind, "device": device, "status": "pass", "races": n,
+                          "failed_races": 0, "results": races})
+    return {"started_unix": doc.get("started_unix"), "devices": devices, "scenarios": scenarios,
+            "summary": {"scenarios": len(scenarios), "passed": len(scenarios),
+                        "races": sum(s["races"] for s in scenarios)}}
 
 
 def _run_status(summary: dict) -> str:
