@@ -21,13 +21,18 @@ LATENCIES = {"device_us": "verdict - decisive input, device clock",
              "host_us": "verdict's arrival - decisive input, host clock"}
 TIMELINES_PER_SCENARIO = 6      # every race that did not pass is drawn; passing ones up to this many
 BINS = 24
+# A histogram of fewer samples than this says nothing a short table does not say better (and a page of
+# one-sample histograms pushes the failures below the fold): below it, the figures are a table
+HISTOGRAM_MIN = 20
+# the order of the scenarios on the page: what went wrong first, then what passed, then what did not run
+_ORDER = {"fail": 0, "error": 0, "link-error": 0, "reset": 0, "interrupted": 1, "pass": 2, "skip": 3}
 
 CSS = """
 body{font:14px/1.4 system-ui,sans-serif;margin:0 2em 3em;color:#222}
 h1{margin:.6em 0 .2em} h2{margin-top:1.6em;border-bottom:1px solid #ccc}
 table{border-collapse:collapse} td,th{padding:2px 10px;text-align:left;border-bottom:1px solid #eee}
 .n{text-align:right;font-variant-numeric:tabular-nums}
-.pass{color:#17803d}.fail,.error,.link-error,.reset{color:#c62828}.skip{color:#a36b00}
+.pass{color:#17803d}.fail,.error,.link-error,.reset{color:#c62828}.skip{color:#a36b00}.flaky{color:#8e24aa}
 details.scenario{border:1px solid #ddd;border-radius:4px;margin:4px 0;padding:2px 8px}
 details.scenario>summary{cursor:pointer} details.scenario[data-status=pass]{border-color:#e4efe6}
 pre.diff{background:#fafafa;padding:6px;overflow-x:auto} .del{color:#c62828}.ins{color:#17803d}
@@ -145,26 +150,42 @@ def _pct(vals: list, p: float):
 
 
 def _latency_section(doc: dict) -> list[str]:
+    """A histogram per figure and unit kind backed by HISTOGRAM_MIN races or more; the others in one table."""
     out = ['<section id="latency"><h2>Latency</h2>']
-    drawn = 0
+    few = []
     kinds = sorted({s["unit"] for s in doc["scenarios"]})
     for key, what in LATENCIES.items():
         for kind in kinds:
             vals = sorted(r["latency"][key] for s in doc["scenarios"] if s["unit"] == kind
-                          for r in s["results"] if r.get("latency", {}).get(key) is not None)
+                          for r in s["results"] if (r.get("latency") or {}).get(key) is not None)
             if not vals:
                 continue
-            drawn += 1
+            if len(vals) < HISTOGRAM_MIN:
+                few.append(f'<tr data-latency="{e(key)}" data-kind="{e(kind)}"><td>{e(kind)}</td><td>{e(key)}</td>'
+                           f'<td class="n">{len(vals)}</td><td class="n">{e(human_us(vals[0]))}</td>'
+                           f'<td class="n">{e(human_us(_pct(vals, 50)))}</td><td class="n">{e(human_us(vals[-1]))}</td>'
+                           f'<td class="muted">{e(what)}</td></tr>')
+                continue
             out.append(f'<figure data-latency="{e(key)}" data-kind="{e(kind)}">'
                        + histogram_svg(vals, f"{kind} {key}: {what}")
                        + f'<figcaption>{len(vals)} races; median {e(human_us(_pct(vals, 50)))}, '
                        + (f'p99 {e(human_us(_pct(vals, 99)))}' if len(vals) >= 100 else
                           f'max {e(human_us(vals[-1]))} (too few races for a p99)')
                        + '</figcaption></figure>')
-    if not drawn:
+    if few:
+        out.append(f'<table class="few-samples"><tr><th>kind</th><th>figure</th><th>races</th><th>min</th>'
+                   f'<th>median</th><th>max</th><th>(fewer than {HISTOGRAM_MIN} races: no histogram)</th></tr>'
+                   + "".join(few) + "</table>")
+    if len(out) == 1:
         out.append('<p class="muted">no race measured a latency</p>')
     out.append("</section>")
     return out
+
+
+def failures_first(scenarios: list[dict]) -> list[tuple[int, dict]]:
+    """The scenarios in the page's order, with their place in the file: failures first, then passes, then skips
+    (each group in file order)."""
+    return sorted(enumerate(scenarios), key=lambda item: _ORDER.get(str(item[1]["status"]), 0))
 
 
 _EXPECTED = re.compile(r"^(?P<what>.*?): expected (?P<want>.*), got (?P<got>.*)$")
@@ -192,9 +213,10 @@ def _verdict_line(race: dict, kind: str) -> str:
 def _scenario(i: int, s: dict) -> list[str]:
     races = s["results"]
     passed = sum(1 for r in races if r["status"] == "pass")
+    shown = "flaky" if s.get("flaky") else s["status"]
     out = [f'<details class="scenario" id="scenario-{i}" data-status="{e(s["status"])}"'
-           f'{" open" if s["status"] not in ("pass", "skip") else ""}>'
-           f'<summary><b class="{e(s["status"])}">{e(s["status"])}</b> {e(s["name"])} '
+           f'{" data-flaky" if s.get("flaky") else ""}{" open" if s["status"] not in ("pass", "skip") else ""}>'
+           f'<summary><b class="{e(shown)}">{e(shown)}</b> {e(s["name"])} '
            f'<span class="muted">{e(s["unit"])}, {passed}/{len(races)} races, {e(s["file"])}:{s["line"]}</span>'
            f'</summary>']
     if s.get("error"):
@@ -233,7 +255,7 @@ def report_html(doc: dict, source: str = "") -> str:
            f'<h1>unohil report</h1><p class="muted">{e(source)} &middot; started {e(started)}, took '
            f'{e(human_us(round(doc.get("duration_s", 0) * 1e6)))}</p>',
            '<section id="summary"><h2>Summary</h2><table>']
-    for key in ("scenarios", "passed", "failed", "link_error", "error", "skipped", "races"):
+    for key in ("scenarios", "passed", "failed", "flaky", "link_error", "error", "skipped", "races"):
         out.append(f'<tr><th>{key}</th><td class="n {key[:4] if key != "passed" else "pass"}" data-count="{key}">'
                    f'{e(summary.get(key, 0))}</td></tr>')
     out.append('</table><h3>Units</h3><table><tr><th>url</th><th>kind</th><th>firmware</th><th>serial</th>'
@@ -251,7 +273,7 @@ def report_html(doc: dict, source: str = "") -> str:
     out.append(f'<p class="muted">Timelines: device time from each race start; lanes {e(lanes)}; '
                'marks are the unit kind\'s anchors and verdict (catalogue), its inputs, and the device times '
                'the verdict carries; spans are the unit\'s states, lights and timers.</p>')
-    for i, s in enumerate(doc.get("scenarios", [])):
+    for i, s in failures_first(doc.get("scenarios", [])):
         out += _scenario(i, s)
     out.append("</section>")
     out.append(f'<script type="application/json" id="results-summary">'

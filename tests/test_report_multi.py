@@ -1,0 +1,123 @@
+"""The report puts failures first and draws a histogram only where enough races back it; the page of several
+runs shows what changed between them (compare) and each figure's trend. Checked in headless chromium: the
+order the DOM holds, and a screenshot's size and content."""
+from __future__ import annotations
+
+import json
+import re
+import struct
+import subprocess
+import zlib
+
+import pytest
+
+from unohil.harness.cli import main
+from unohil.harness.report.html import HISTOGRAM_MIN
+from tests.test_report_html import CHROMIUM, LIBRARY, LOSER, dump_dom
+
+RANK = {"fail": 0, "error": 0, "link-error": 0, "reset": 0, "interrupted": 1, "pass": 2, "skip": 3}
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    """Two runs of one set of scenarios: a unit, then one 1 ms slower at its verdicts with a 4-card magazine."""
+    d = tmp_path_factory.mktemp("runs")
+    (d / "mine.yaml").write_text(LOSER.format(name="b loses", loser="b") + "---\n"
+                                 + LOSER.format(name="wrongly expects a", loser="a"))
+    files = [str(LIBRARY / "showdown" / "sweep.yaml"), str(LIBRARY / "showdown" / "cards.yaml"),
+             str(d / "mine.yaml"), str(LIBRARY / "flash" / "buzzer.yaml")]
+    out = []
+    for name, opts in (("a", "firmware=1.2.0"), ("b", "firmware=1.3.0&verdict_delay_us=1000&card_capacity=4")):
+        path = d / f"{name}.json"
+        main(["run", *files, "--device", f"emu://showdown?{opts}", "--device", "emu://flash", "-q", "--json",
+              str(path), "--store", "off"])
+        out.append(path)
+    return out
+
+
+def test_failures_come_first_and_open_in_the_browser(runs, tmp_path):
+    page = tmp_path / "r.html"
+    assert main(["report", str(runs[1]), "-o", str(page)]) == 0
+    dom, _ = dump_dom(page, tmp_path)
+    shown = re.findall(r'<details class="scenario" id="scenario-(\d+)" data-status="([a-z-]+)"( open)?', dom)
+    doc = json.loads(runs[1].read_text())
+    assert len(shown) == len(doc["scenarios"])
+    statuses = [s for _, s, _ in shown]
+    assert statuses == sorted(statuses, key=RANK.__getitem__) and statuses[0] == "fail"
+    assert all(bool(opened) == (s not in ("pass", "skip")) for _, s, opened in shown)
+    # within a group, the file's order
+    fails = [int(i) for i, s, _ in shown if s == "fail"]
+    assert fails == sorted(fails) and len(fails) >= 2
+    assert [doc["scenarios"][int(i)]["status"] for i, _, _ in shown] == statuses
+
+
+def test_a_histogram_only_where_enough_races_back_it(runs, tmp_path):
+    page = tmp_path / "r.html"
+    assert main(["report", str(runs[0]), "-o", str(page)]) == 0
+    dom, _ = dump_dom(page, tmp_path)
+    doc = json.loads(runs[0].read_text())
+    latency = dom[dom.index('id="latency"'):dom.index('id="scenarios"')]
+    drawn = set(re.findall(r'<figure data-latency="(\w+)" data-kind="(\w+)"', latency))
+    tabled = set(re.findall(r'<tr data-latency="(\w+)" data-kind="(\w+)"', latency))
+    for kind in ("showdown", "flash"):
+        n = sum(1 for s in doc["scenarios"] if s["unit"] == kind for r in s["results"]
+                if r["latency"].get("processing_us") is not None)
+        assert (("processing_us", kind) in drawn) == (n >= HISTOGRAM_MIN)
+        assert (("processing_us", kind) in tabled) == (0 < n < HISTOGRAM_MIN)
+    assert ("processing_us", "showdown") in drawn and ("processing_us", "flash") in tabled
+    assert latency.count('class="histogram"') == len(drawn)
+
+
+def _png(path) -> tuple[int, int, bytes]:
+    data = path.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    width, height = struct.unpack(">II", data[16:24])
+    idat, i = b"", 8
+    while i < len(data):
+        n, kind = struct.unpack(">I4s", data[i:i + 8])
+        if kind == b"IDAT":
+            idat += data[i + 8:i + 8 + n]
+        i += 12 + n
+    return width, height, zlib.decompress(idat)
+
+
+def test_the_page_of_several_runs_shows_the_changes_and_the_trends(runs, tmp_path):
+    page = tmp_path / "multi.html"
+    assert main(["report", str(runs[0]), str(runs[1]), "-o", str(page)]) == 0
+    dom, log = dump_dom(page, tmp_path)
+    body = re.search(r"<body([^>]*)>", dom).group(1)
+    assert 'data-errors=""' in body and 'data-ready="1"' in body and 'data-runs="2"' in body
+    assert dom.index('id="changes"') < dom.index('id="runs"') < dom.index('id="trends"')     # the changes first
+    change = dom[dom.index('<section class="change"'):dom.index('id="runs"')]
+    regressions = int(re.search(r'data-regressions="(\d+)"', change).group(1))
+    assert regressions > 0
+    assert re.search(r"<td>showdown: [^<]+</td><td class=\"pass\">pass</td><td class=\"fail\">fail</td>", change)
+    assert "showdown: processing_us (slower)" in change
+    assert re.findall(r'<figure data-trend="(\w+)" data-kind="showdown"', dom)[0] == "processing_us"
+    assert set(re.findall(r'data-line="(p\d+)"', dom)) == {"p50", "p99"} and dom.count("<polyline") >= 4
+    if CHROMIUM is None:
+        return
+    shot = tmp_path / "multi.png"
+    subprocess.run([CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+                    f"--user-data-dir={tmp_path / 'profile2'}", "--window-size=1100,1400", f"--screenshot={shot}",
+                    page.as_uri()], capture_output=True, timeout=120, check=True,
+                   env={"HOME": str(tmp_path), "PATH": "/usr/bin:/bin"})
+    width, height, pixels = _png(shot)
+    assert (width, height) == (1100, 1400)
+    # drawn, not blank: many colours (text, the red of the regressions, the lines)
+    assert len(set(pixels)) > 100
+
+
+def test_several_stored_runs_on_one_page(runs, tmp_path, capsys):
+    where = str(tmp_path / "s.sqlite")
+    from unohil.harness.store.backend import Store
+    from unohil.harness.store.record import record
+    with Store.open(where) as store:
+        for path in runs:
+            record(store, json.loads(path.read_text()), "run", str(path))
+    page = tmp_path / "m.html"
+    assert main(["report", "--store", where, "--since", "2000-01-01", "-o", str(page)]) == 0
+    text = page.read_text()
+    assert "run 1 &rarr; run 2" in text and "showdown: processing_us (slower)" in text
+    assert main(["report", str(runs[0]), "--store", where, "--since", "3000-01-01", "-o", str(page)]) == 2
+    assert "0 found" in capsys.readouterr().err
