@@ -13,6 +13,7 @@ import pytest
 
 from unohil.harness.cli import main
 from unohil.harness.report.html import HISTOGRAM_MIN
+from unohil.harness.report.units import human_us
 from tests.test_report_html import CHROMIUM, LIBRARY, LOSER, dump_dom
 
 RANK = {"fail": 0, "error": 0, "link-error": 0, "reset": 0, "interrupted": 1, "pass": 2, "skip": 3}
@@ -121,3 +122,19 @@ def test_several_stored_runs_on_one_page(runs, tmp_path, capsys):
     assert "run 1 &rarr; run 2" in text and "showdown: processing_us (slower)" in text
     assert main(["report", str(runs[0]), "--store", where, "--since", "3000-01-01", "-o", str(page)]) == 2
     assert "0 found" in capsys.readouterr().err
+
+
+def test_a_timeline_is_zoomed_on_the_decisive_window(runs, tmp_path):
+    page = tmp_path / "r.html"
+    assert main(["report", str(runs[0]), "-o", str(page)]) == 0
+    dom, _ = dump_dom(page, tmp_path)
+    svg = re.search(r'<svg class="timeline"[^>]*aria-label="b loses race 0">(.*?)</svg>', dom, re.S).group(1)
+    # the 2 s countdown is one compressed stretch, labelled with its length
+    (gap_us, label), = re.findall(r'<g class="gap" data-gap-us="(\d+)">.*?<text[^>]*>([^<]+)</text>', svg)
+    assert 1_900_000 <= int(gap_us) <= 2_000_000 and label == f"{human_us(int(gap_us))} drawn short"
+
+    def x_of(label: str) -> float:
+        return float(re.search(rf'<line x1="([\d.]+)"[^>]*>(?:</line>)?<text[^>]*>{label}</text>', svg).group(1))
+    # green to the verdict (181 ms of a 2.3 s race) takes most of the 820 px, not 8% of it
+    assert x_of("verdict") - x_of("green") > 400
+    assert x_of("green") < x_of("launch") <= x_of("verdict")

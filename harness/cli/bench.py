@@ -32,7 +32,7 @@ def add_parser(sub) -> None:
                    help="races per unit (default 300); a percentile is shown only when enough of them back it "
                         "(p99.9 from 1000 samples, p99 from 100, p90 from 10)")
     p.add_argument("--json", metavar="FILE", help="write every distribution (and its sample count) as JSON")
-    add_store_argument(p, "the samples")
+    add_store_argument(p, "record the samples in")
     p.set_defaults(func=main)
 
 

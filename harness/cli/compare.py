@@ -18,7 +18,7 @@ def add_parser(sub) -> None:
                                           "or latest (from --store)")
     p.add_argument("b", metavar="B", help="the later run, the same ways")
     from unohil.harness.store.config import add_store_argument
-    add_store_argument(p, "(read, for run:ID, firmware:VERSION and latest)")
+    add_store_argument(p, "for run:ID, firmware:VERSION and latest, read")
     p.add_argument("--figure", action="append", metavar="NAME",
                    help=f"a latency figure to compare (repeatable; default {', '.join(DEVICE_FIGURES)})")
     p.add_argument("--alpha", type=float, default=ALPHA, help=f"significance level (default {ALPHA})")

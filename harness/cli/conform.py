@@ -56,7 +56,7 @@ def add_parser(sub) -> None:
                         "the skew's interval lies within fairness_bound_us (emurig://?OPTIONS with an emulated "
                         "--device: rig.md in the uno-hil docs)")
     p.add_argument("-q", "--quiet", action="store_true", help="no per-check lines")
-    add_store_argument(p, "the checks, the coverage and the unit")
+    add_store_argument(p, "record the checks, the coverage and the unit in")
     p.set_defaults(func=main)
 
 

@@ -14,7 +14,7 @@ from unohil.harness.text import printable
 
 def add_parser(sub) -> None:
     p = sub.add_parser("history", help="runs, a scenario's or check's history, a figure's trend, from a results store")
-    add_store_argument(p, "(read)")
+    add_store_argument(p, "read")
     p.add_argument("--kind", help="units of this kind only (showdown, flash, launcher)")
     p.add_argument("--firmware", help="units with this firmware version only")
     p.add_argument("--serial", type=int, help="the unit with this serial only")

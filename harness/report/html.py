@@ -82,6 +82,68 @@ def _axis(x, lo: float, hi: float, y: int, height: int) -> list[str]:
     return out
 
 
+GAP_PX = 46             # the width a compressed quiet stretch of a timeline is drawn at
+GAP_SHARE = 0.2         # a stretch with nothing happening longer than this share of the race is compressed
+GAP_MIN_US = 50_000     # ... and longer than this
+
+
+def time_scale(times: list[int], end: float, left: float, width: float, window_us: int | None = None):
+    """x(t) over [0, end] with long stretches drawn GAP_PX wide, so the decisive window (the presses, the
+    verdict, its times) gets the width a countdown would take: every quiet stretch (no mark, span edge or
+    event in it) longer than GAP_SHARE of the race and GAP_MIN_US, and, given window_us (where the decisive
+    window starts: the verdict's earliest device time), what lies before it from the first thing after the
+    race start (a countdown, beeps and all). Returns x and the compressed stretches [(start, end)]."""
+    points = sorted({0, *(t for t in times if 0 <= t <= end), int(end)})
+    longer = max(GAP_SHARE * end, GAP_MIN_US)
+    gaps = [(a, b) for a, b in zip(points, points[1:]) if b - a > longer]
+    if window_us is not None:
+        start = next((t for t in points if t > 0), 0)
+        stop = window_us - max(0.1 * (end - window_us), 1000)
+        if stop - start > longer:
+            gaps.append((start, int(stop)))
+    merged: list[tuple[int, int]] = []
+    for a, b in sorted(gaps):
+        if merged and a <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(b, merged[-1][1]))
+        else:
+            merged.append((a, b))
+    gaps = merged
+    kept = end - sum(b - a for a, b in gaps)
+    per_us = (width - GAP_PX * len(gaps)) / max(kept, 1)
+
+    def x(t: float) -> float:
+        pos, done = left, 0.0
+        for a, b in gaps:
+            if t <= a:
+                break
+            if t < b:
+                return pos + (a - done) * per_us + (t - a) / (b - a) * GAP_PX
+            pos += (a - done) * per_us + GAP_PX
+            done = b
+        return pos + (t - done) * per_us
+    return x, gaps
+
+
+def _gap_marks(x, gaps: list[tuple[int, int]], y: int, height: int) -> list[str]:
+    out = []
+    for a, b in gaps:
+        out.append(f'<g class="gap" data-gap-us="{b - a}"><rect x="{x(a):.1f}" y="{y}" width="{x(b) - x(a):.1f}" '
+                   f'height="{height}" fill="#f0f0f0"/><text x="{(x(a) + x(b)) / 2:.1f}" '
+                   f'y="{y - 2}" text-anchor="middle">{e(human_us(b - a))} drawn short</text>'
+                   f'<title>{e(human_us(b - a))} drawn short (each mark in it says its time)</title></g>')
+    return out
+
+
+def _scaled_axis(x, gaps, end: float, y: int, height: int) -> list[str]:
+    """Ticks over the stretches drawn to scale (none inside a compressed one)."""
+    out, lo = [], 0.0
+    for a, b in gaps + [(end, end)]:
+        if x(a) - x(lo) >= 80:     # a stretch too narrow for its own ticks is read off its neighbours
+            out += _axis(x, lo, a, y, height)
+        lo = b
+    return out
+
+
 def timeline_svg(tl: Timeline, title: str) -> str:
     left, width, row_h = 130, 820, 22
     lanes: list[tuple[str, str]] = [(STATE, "state")]
@@ -90,12 +152,16 @@ def timeline_svg(tl: Timeline, title: str) -> str:
     row_y = {lane: 18 + i * row_h for i, lane in enumerate(lanes)}
     height = 18 + len(lanes) * row_h
     end = max(tl.end_us * 1.05, 1)     # room for the labels of the last marks
+    times = [m.t_us for m in tl.marks] + [t for s in tl.spans for t in (s.start_us, s.end_us)]
+    window = min((m.t_us for m in tl.marks if m.lane == TIMES), default=None)
+    x, gaps = time_scale(times, end, left, width, window)
 
-    def x(t):
-        return left + (t / end) * width
+    def squeezed(t: int) -> bool:
+        return any(a < t < b for a, b in gaps)
     parts = [f'<svg class="timeline" data-kind="{e(tl.kind)}" width="{left + width + 20}" height="{height + 20}" '
              f'role="img" aria-label="{e(title)}">']
-    parts += _axis(x, 0, end, 14, height - 14)
+    parts += _scaled_axis(x, gaps, end, 14, height - 14)
+    parts += _gap_marks(x, gaps, 14, height - 14)
     for (lane, row), y in row_y.items():
         label = row if lane != LIGHTS else f"light {row}"
         parts.append(f'<text x="4" y="{y + 14}" class="lane">{e(label)}</text>')
@@ -116,8 +182,9 @@ def timeline_svg(tl: Timeline, title: str) -> str:
         c = COLOURS[m.kind]
         parts.append(f'<g class="mark {e(m.kind)}"><line x1="{x(m.t_us):.1f}" x2="{x(m.t_us):.1f}" y1="{y + 2}" '
                      f'y2="{y + row_h - 2}" stroke="{c}" stroke-width="{3 if m.kind == "verdict" else 2}"/>'
-                     f'<text x="{x(m.t_us) + 3:.1f}" y="{y + 8 + (i % 2) * 9}" fill="{c}">{e(m.label)}</text>'
-                     f'<title>{e(human_us(m.t_us))} ({m.t_us} us): {e(m.detail or m.label)}</title></g>')
+                     + ("" if squeezed(m.t_us) else       # a label in a compressed stretch would only overlap the others
+                        f'<text x="{x(m.t_us) + 3:.1f}" y="{y + 8 + (i % 2) * 9}" fill="{c}">{e(m.label)}</text>')
+                     + f'<title>{e(human_us(m.t_us))} ({m.t_us} us): {e(m.detail or m.label)}</title></g>')
     parts.append("</svg>")
     return "".join(parts)
 

@@ -11,10 +11,10 @@ ENV = "UNOHIL_STORE"
 OFF = ("off", "none", "")
 
 
-def add_store_argument(p, what: str = "the run") -> None:
+def add_store_argument(p, what: str = "record the run in") -> None:
     p.add_argument("--store", metavar="WHERE",
-                   help=f"record {what} in a results store: a SQLite file, `default` (a file in the user's data "
-                        f"folder), or postgresql://user@host/db; `off` records nothing (default: ${ENV}, else "
+                   help=f"{what} a results store: a SQLite file, `default` (a file in the user's data "
+                        f"folder), or postgresql://user@host/db; `off`: none (default: ${ENV}, else "
                         "`store` under [tool.unohil] in pyproject.toml)")
 
 
