@@ -138,3 +138,24 @@ def test_a_timeline_is_zoomed_on_the_decisive_window(runs, tmp_path):
     # green to the verdict (181 ms of a 2.3 s race) takes most of the 820 px, not 8% of it
     assert x_of("verdict") - x_of("green") > 400
     assert x_of("green") < x_of("launch") <= x_of("verdict")
+
+
+def test_the_expected_time_of_a_failed_check_is_drawn_beside_the_actual_one(tmp_path):
+    (tmp_path / "t.yaml").write_text(
+        "- name: A expected 10 ms sooner\n  unit: showdown\n  seed: 3\n"
+        "  config: {countdown_min_us: 2000000, countdown_max_us: 2000000}\n"
+        "  steps: [{load: 1}, {press: timer, at: start + 1000}, {press: paddle_a, at: green + 180000}]\n"
+        "  expect:\n    verdict: {loser: b, press_a_us: green + 170000}\n")
+    out = tmp_path / "r.json"
+    assert main(["run", str(tmp_path / "t.yaml"), "--json", str(out), "-q", "--store", "off"]) == 1
+    race = json.loads(out.read_text())["scenarios"][0]["results"][0]
+    from unohil.harness.report.timeline import race_timeline
+    marks = {(m.kind, m.label): m.t_us for m in race_timeline(race, "showdown").marks}
+    green = next(e["t_us"] for e in race["events"] if e["event"] == "SD_GREEN")
+    assert marks["time", "press_a_us"] == green + 180000
+    assert marks["expected", "expected press_a_us"] == green + 170000
+    page = tmp_path / "r.html"
+    assert main(["report", str(out), "-o", str(page)]) == 0
+    dom, _ = dump_dom(page, tmp_path)
+    assert re.search(r'<g class="mark expected"><line [^>]*stroke-dasharray="3 2"', dom)
+    assert ">expected press_a_us</text>" in dom

@@ -56,7 +56,7 @@ document.body.dataset.ready = document.querySelectorAll("details.scenario").leng
 """
 
 COLOURS = {"event": "#1565c0", "verdict": "#c62828", "press": "#2e7d32", "release": "#9e9e9e",
-           "refused": "#ef6c00", "time": "#6a1b9a"}
+           "refused": "#ef6c00", "time": "#6a1b9a", "expected": "#ef6c00"}
 PALETTE = ("#90caf9", "#a5d6a7", "#ffe082", "#ef9a9a", "#ce93d8", "#80cbc4", "#ffcc80", "#b0bec5")
 
 
@@ -181,7 +181,8 @@ def timeline_svg(tl: Timeline, title: str) -> str:
         y = row_y[lane_row[m.lane]]
         c = COLOURS[m.kind]
         parts.append(f'<g class="mark {e(m.kind)}"><line x1="{x(m.t_us):.1f}" x2="{x(m.t_us):.1f}" y1="{y + 2}" '
-                     f'y2="{y + row_h - 2}" stroke="{c}" stroke-width="{3 if m.kind == "verdict" else 2}"/>'
+                     f'y2="{y + row_h - 2}" stroke="{c}" stroke-width="{3 if m.kind == "verdict" else 2}"'
+                     + (' stroke-dasharray="3 2"/>' if m.kind == "expected" else "/>")
                      + ("" if squeezed(m.t_us) else       # a label in a compressed stretch would only overlap the others
                         f'<text x="{x(m.t_us) + 3:.1f}" y="{y + 8 + (i % 2) * 9}" fill="{c}">{e(m.label)}</text>')
                      + f'<title>{e(human_us(m.t_us))} ({m.t_us} us): {e(m.detail or m.label)}</title></g>')
