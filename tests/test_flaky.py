@@ -10,33 +10,22 @@ from unohil.harness.store.backend import Store
 
 # The countdown is drawn from 1 to 5 s and A presses 3 s in: a pass when the draw is under 3 s. With the
 # emulator's seed 1 the first draw is over (a false start: the race fails) and the next one under.
-SCENARIOS = """\
-- name: A presses 3 s into a countdown of 1 to 5 s, after green
+SCENARIO = """\
+- name: A presses {when} into a countdown of {length}, after green
   unit: showdown
-  config: {countdown_min_us: 1000000, countdown_max_us: 5000000}
+  config: {{countdown_min_us: 1000000, countdown_max_us: 5000000}}
   steps:
     - load: 1
     - press: timer
       at: start + 1000
     - press: paddle_a
-      at: countdown_start + 3000000
+      at: countdown_start + {at}
   end: countdown_start + 6000000
   expect:
-    verdict: {loser: b, reason: first_press}
-
-- name: A presses half a second into a countdown of at least 1 s, after green
-  unit: showdown
-  config: {countdown_min_us: 1000000, countdown_max_us: 5000000}
-  steps:
-    - load: 1
-    - press: timer
-      at: start + 1000
-    - press: paddle_a
-      at: countdown_start + 500000
-  end: countdown_start + 6000000
-  expect:
-    verdict: {loser: b, reason: first_press}
+    verdict: {{loser: b, reason: first_press}}
 """
+SCENARIOS = (SCENARIO.format(when="3 s", length="1 to 5 s", at=3000000)
+             + "\n" + SCENARIO.format(when="half a second", length="at least 1 s", at=500000))
 UNIT = "emu://showdown?seed=1"
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import sqlite3
 import time
+from contextlib import contextmanager
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
@@ -77,42 +78,39 @@ class Store:
     def _sql(self, sql: str) -> str:
         return sql.replace("?", "%s") if self.dialect == "postgresql" else sql
 
-    def rows(self, sql: str, args: tuple = ()) -> list[tuple]:
-        cur = self.conn.cursor()
+    @contextmanager
+    def _said(self):
+        """A driver's error as one StoreError naming the store, the transaction rolled back."""
         try:
-            cur.execute(self._sql(sql), args)
-            return [tuple(r) for r in cur.fetchall()]
+            yield
+        except StoreError:
+            raise
         except Exception as exc:
             self._rollback()
             raise StoreError(f"store {shown(self.where)}: {_why(exc)}") from None
+
+    def rows(self, sql: str, args: tuple = ()) -> list[tuple]:
+        with self._said():
+            cur = self.conn.cursor()
+            cur.execute(self._sql(sql), args)
+            return [tuple(r) for r in cur.fetchall()]
 
     def insert(self, sql: str, args: tuple = ()) -> int:
         """An INSERT ... RETURNING id: the new row's id."""
         return self.rows(sql + " RETURNING id", args)[0][0]
 
     def run(self, sql: str, args: tuple = ()) -> None:
-        cur = self.conn.cursor()
-        try:
-            cur.execute(self._sql(sql), args)
-        except Exception as exc:
-            self._rollback()
-            raise StoreError(f"store {shown(self.where)}: {_why(exc)}") from None
+        with self._said():
+            self.conn.cursor().execute(self._sql(sql), args)
 
     def many(self, sql: str, rows: list[tuple]) -> None:
-        if not rows:
-            return
-        cur = self.conn.cursor()
-        try:
-            cur.executemany(self._sql(sql), rows)
-        except Exception as exc:
-            self._rollback()
-            raise StoreError(f"store {shown(self.where)}: {_why(exc)}") from None
+        if rows:
+            with self._said():
+                self.conn.cursor().executemany(self._sql(sql), rows)
 
     def commit(self) -> None:
-        try:
+        with self._said():
             self.conn.commit()
-        except Exception as exc:
-            raise StoreError(f"store {shown(self.where)}: {_why(exc)}") from None
 
     def _rollback(self) -> None:
         try:
