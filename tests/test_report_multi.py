@@ -159,3 +159,19 @@ def test_the_expected_time_of_a_failed_check_is_drawn_beside_the_actual_one(tmp_
     dom, _ = dump_dom(page, tmp_path)
     assert re.search(r'<g class="mark expected"><line [^>]*stroke-dasharray="3 2"', dom)
     assert ">expected press_a_us</text>" in dom
+
+
+def test_a_rig_mode_race_shows_the_rigs_view(tmp_path):
+    out = tmp_path / "r.json"
+    assert main(["run", str(LIBRARY / "showdown" / "first_press.yaml"), "-k", "clean", "--device",
+                 "emu://showdown?clock=virtual", "--rig", "emurig://", "--json", str(out), "-q", "--store", "off"]) == 0
+    race = json.loads(out.read_text())["scenarios"][0]["results"][0]
+    page = tmp_path / "r.html"
+    assert main(["report", str(out), "-o", str(page)]) == 0
+    dom, _ = dump_dom(page, tmp_path)
+    svg = re.search(r'<svg class="timeline".*?</svg>', dom, re.S).group(0)
+    assert ">rig</text>" in svg
+    rig = re.findall(r'<g class="mark rig">.*?<title>([\d.]+ \w+) \((\d+) us\)', svg)
+    driven = [p["rig_us"] for p in race["rig"]["presses"]] + [o["rig_us"] for o in race["rig"]["outputs"]]
+    assert sorted(int(t) for _, t in rig) == sorted(driven) and len(driven) >= 4
+    assert "the rig saw: decision_to_green_us 0 us" in dom

@@ -10,7 +10,7 @@ import re
 from datetime import datetime, timezone
 
 from unohil.harness.report.junit import xml_text
-from unohil.harness.report.timeline import EVENTS, INPUTS, LANES, LIGHTS, STATE, TIMES, Timeline, race_timeline
+from unohil.harness.report.timeline import EVENTS, INPUTS, LANES, LIGHTS, RIG, STATE, TIMES, Timeline, race_timeline
 from unohil.harness.report.units import human_us
 from unohil.harness.report.verdicts import outcome_text
 from unohil.protocol import catalogue as cat
@@ -56,7 +56,7 @@ document.body.dataset.ready = document.querySelectorAll("details.scenario").leng
 """
 
 COLOURS = {"event": "#1565c0", "verdict": "#c62828", "press": "#2e7d32", "release": "#9e9e9e",
-           "refused": "#ef6c00", "time": "#6a1b9a", "expected": "#ef6c00"}
+           "refused": "#ef6c00", "time": "#6a1b9a", "expected": "#ef6c00", "rig": "#00838f"}
 PALETTE = ("#90caf9", "#a5d6a7", "#ffe082", "#ef9a9a", "#ce93d8", "#80cbc4", "#ffcc80", "#b0bec5")
 
 
@@ -149,6 +149,8 @@ def timeline_svg(tl: Timeline, title: str) -> str:
     lanes: list[tuple[str, str]] = [(STATE, "state")]
     lanes += [(INPUTS, "inputs")] + [(LIGHTS, r) for r in tl.rows(LIGHTS)]
     lanes += [(EVENTS, "events")] + [(EVENTS, r) for r in tl.rows(EVENTS)] + [(TIMES, "verdict times")]
+    if any(m.lane == RIG for m in tl.marks):
+        lanes.append((RIG, "rig"))
     row_y = {lane: 18 + i * row_h for i, lane in enumerate(lanes)}
     height = 18 + len(lanes) * row_h
     end = max(tl.end_us * 1.05, 1)     # room for the labels of the last marks
@@ -176,7 +178,8 @@ def timeline_svg(tl: Timeline, title: str) -> str:
                      f'{e(human_us(s.end_us))}</title></rect>')
         if s.value and w > 8 * len(s.value):
             parts.append(f'<text x="{x(s.start_us) + 3:.1f}" y="{y + 15}">{e(s.value)}</text>')
-    lane_row = {INPUTS: (INPUTS, "inputs"), EVENTS: (EVENTS, "events"), TIMES: (TIMES, "verdict times")}
+    lane_row = {INPUTS: (INPUTS, "inputs"), EVENTS: (EVENTS, "events"), TIMES: (TIMES, "verdict times"),
+                RIG: (RIG, "rig")}
     for i, m in enumerate(sorted(tl.marks, key=lambda m: m.t_us)):
         y = row_y[lane_row[m.lane]]
         c = COLOURS[m.kind]
@@ -301,6 +304,9 @@ def _scenario(i: int, s: dict) -> list[str]:
             out.append(f'<p class="error">{e(r["error"])}</p>')
         if r.get("failures"):
             out.append(diff_html(r["failures"]))
+        if (r.get("rig") or {}).get("worst"):
+            out.append('<p class="rig-view">the rig saw: ' + e(", ".join(
+                f"{k} {v} us" for k, v in r["rig"]["worst"].items() if v is not None)) + " (worst of the race)</p>")
         if r.get("events"):
             out.append(timeline_svg(race_timeline(r, s["unit"]), f'{s["name"]} race {r["index"]}'))
         else:

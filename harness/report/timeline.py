@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 
 from unohil.protocol import catalogue as cat
 
-STATE, LIGHTS, INPUTS, EVENTS, TIMES = "state", "lights", "inputs", "events", "verdict times"
-LANES = (STATE, INPUTS, LIGHTS, EVENTS, TIMES)
+STATE, LIGHTS, INPUTS, EVENTS, TIMES, RIG = "state", "lights", "inputs", "events", "verdict times", "rig"
+LANES = (STATE, INPUTS, LIGHTS, EVENTS, TIMES, RIG)     # rig: rig mode's races only
 
 
 @dataclass(frozen=True)
@@ -22,7 +22,7 @@ class Mark:
     t_us: int
     lane: str
     label: str
-    kind: str = "event"         # event, verdict, press, release, refused, time, expected
+    kind: str = "event"         # event, verdict, press, release, refused, time, expected, rig
     detail: str = ""
 
 
@@ -96,6 +96,20 @@ def expected_marks(race: dict, unit: cat.UnitDef) -> list[Mark]:
     return out
 
 
+def rig_marks(view: dict | None) -> list[Mark]:
+    """Rig mode: the race as its rig saw it (harness/rig/views.py), in unit time from the race start: each
+    edge it drove, and each output edge it watched, beside the unit's own stamps."""
+    if not view:
+        return []
+    out = [Mark(p["rig_us"], RIG, f"{p['action']} {p['input']}", "rig",
+                f"driven at {p['rig_us']} us; the unit stamped {p.get('unit_us')} us (error "
+                f"{p.get('timestamp_error_us')} us)") for p in view.get("presses", []) if p.get("rig_us") is not None]
+    out += [Mark(o["rig_us"], RIG, f"{o['output']} {o.get('edge', '')}".strip(), "rig",
+                 f"{o['output']} seen at {o['rig_us']} us, {o.get('decision_to_output_us')} us after the decision")
+            for o in view.get("outputs", []) if o.get("rig_us") is not None]
+    return out
+
+
 def race_timeline(race: dict, kind: str) -> Timeline:
     """race: a race of the results file (its `events`, device us from the race start, and `verdicts`)."""
     unit = cat.UNITS[kind]
@@ -130,7 +144,7 @@ def race_timeline(race: dict, kind: str) -> Timeline:
             starts = [p["t_us"] for p in events[:i] if any(_matches(a, p, unit) for a in rule.after)]
             if starts:
                 tl.spans.append(Span(EVENTS, "timers", max(starts), t, f"{name}: {rule.delay.text}"))
-    tl.marks += expected_marks(race, unit)
+    tl.marks += expected_marks(race, unit) + rig_marks(race.get("rig"))
     tl.spans += _segments(STATE, "state", states, end, ())
     for row, changes in lights.items():
         tl.spans += _segments(LIGHTS, row, changes, end, ("off",))
