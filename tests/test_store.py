@@ -184,3 +184,13 @@ def test_bench_records_its_samples_as_races(tmp_path, capsys):
         assert store.rows("SELECT command, races FROM runs") == [("bench", 10)]
     assert trend["n"] == len(samples) == 10 and trend["max"] == max(samples)
     assert trend["p50"] == h.quantile(samples, 50)
+
+
+def test_the_default_store_is_in_the_users_data_folder_and_passwords_are_never_shown(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+    assert main(["run", f"{LIB}/ties.yaml", "-q", "--store", "default"]) == 0
+    assert (tmp_path / "data" / "unohil" / "results.sqlite").is_file()
+    assert f"in store {tmp_path / 'data' / 'unohil' / 'results.sqlite'}" in capsys.readouterr().err
+    assert main(["run", f"{LIB}/ties.yaml", "-q", "--store", "postgresql://lab:s3cret@127.0.0.1:1/x"]) == 0
+    err = capsys.readouterr().err
+    assert "postgresql://lab:***@127.0.0.1:1/x: cannot open it" in err and "s3cret" not in err
