@@ -194,3 +194,15 @@ def test_the_default_store_is_in_the_users_data_folder_and_passwords_are_never_s
     assert main(["run", f"{LIB}/ties.yaml", "-q", "--store", "postgresql://lab:s3cret@127.0.0.1:1/x"]) == 0
     err = capsys.readouterr().err
     assert "postgresql://lab:***@127.0.0.1:1/x: cannot open it" in err and "s3cret" not in err
+
+
+def test_compare_with_the_last_release(store_url, two_runs, capsys):
+    (a, path_a), (b, path_b) = two_runs
+    with Store.open(store_url) as store:
+        first = record(store, a, "run", path_a)
+    # b (firmware 0.2.0) against the newest stored run on another firmware before it: a's
+    assert main(["compare", "last-release", path_b, "--store", store_url, "--fail-on", "regression"]) == 1
+    out = capsys.readouterr().out
+    assert out.startswith(f"run {first} (last release) -> {path_b}:") and "processing_us median 0 us -> 1 ms" in out
+    assert main(["compare", "last-release", path_a, "--store", store_url]) == 2       # nothing before a
+    assert "last-release: no stored run before B" in capsys.readouterr().err

@@ -15,7 +15,8 @@ FAIL_ON = ("never", "regression", "change")
 def add_parser(sub) -> None:
     p = sub.add_parser("compare", help="what changed between two runs: verdicts, scenarios, latency distributions")
     p.add_argument("a", metavar="A", help="the earlier run: a results file (run --json), run:ID or firmware:VERSION "
-                                          "or latest (from --store)")
+                                          "or latest (from --store), or last-release: the newest stored run of the "
+                                          "same kind of unit on another firmware than B's, before B")
     p.add_argument("b", metavar="B", help="the later run, the same ways")
     from unohil.harness.store.config import add_store_argument
     add_store_argument(p, "for run:ID, firmware:VERSION and latest, read")
@@ -52,9 +53,20 @@ def load(spec: str, store_arg: str | None) -> tuple[dict, str]:
     return read_results(spec), spec
 
 
+def _last_release(b: dict, store_arg: str | None) -> tuple[dict, str]:
+    from unohil.harness.cli.history import open_configured
+    from unohil.harness.store import history
+    from unohil.harness.store.record import stored_run
+    with open_configured(store_arg) as store:
+        run_id = history.release_before(store, b)
+        if run_id is None:
+            raise UsageError("last-release: no stored run before B of a unit of its kind on another firmware")
+        return stored_run(store, run_id), f"run {run_id} (last release)"
+
+
 def main(args) -> int:
-    a, name_a = load(args.a, args.store)
     b, name_b = load(args.b, args.store)
+    a, name_a = _last_release(b, args.store) if args.a == "last-release" else load(args.a, args.store)
     result = compare(a, b, tuple(args.figure or DEVICE_FIGURES), args.alpha)
     for line in lines(result, name_a, name_b, args.alpha):
         print(printable(line))

@@ -113,3 +113,16 @@ def run_with_firmware(store: Store, firmware: str, kind: str | None = None) -> i
 def latest_run(store: Store) -> int | None:
     found = store.rows("SELECT id FROM runs ORDER BY started_unix DESC, id DESC LIMIT 1")
     return found[0][0] if found else None
+
+
+def release_before(store: Store, doc: dict) -> int | None:
+    """The newest stored run, started before `doc`, of a unit of the same kind on another firmware version:
+    "the last release" to compare a build with."""
+    device = next((d for d in doc.get("devices", []) if d.get("firmware")), None)
+    if device is None:
+        return None
+    found = store.rows(
+        "SELECT r.id FROM runs r JOIN units u ON u.run_id = r.id WHERE u.kind = ? AND u.firmware <> ? "
+        "AND r.started_unix < ? ORDER BY r.started_unix DESC, r.id DESC LIMIT 1",
+        (device["kind"], device["firmware"], float(doc.get("started_unix") or 0)))
+    return found[0][0] if found else None
