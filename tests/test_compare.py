@@ -77,8 +77,10 @@ def test_compare_says_what_it_cannot_read(tmp_path, capsys):
     (tmp_path / "x.json").write_text("{}")
     assert main(["compare", str(tmp_path / "x.json"), str(tmp_path / "x.json")]) == 2
     assert "not a results file" in capsys.readouterr().err
-    assert main(["compare", "run:1", "latest", "--store", str(tmp_path / "s.sqlite")]) == 2
+    assert main(["compare", "run:1", "run:1", "--store", str(tmp_path / "s.sqlite")]) == 2
     assert "no run 1" in capsys.readouterr().err
+    assert main(["compare", "run:1", "latest", "--store", str(tmp_path / "s.sqlite")]) == 2
+    assert "latest: no such run in the store" in capsys.readouterr().err
 
 
 def test_brunner_munzel_against_published_values():
