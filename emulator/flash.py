@@ -77,6 +77,7 @@ class Flash(UnitModel):
         if not self.powered:
             self.state = STATE.off
         self.sleep_deadline = None
+        self.sleep_end = 0                       # device time the inactivity period ends (FL-23)
         self.reset_deadline = None
         self.last_edge = 0
         self._new_game()
