@@ -28,6 +28,10 @@ VARIANTS = {
     "speed_at_power_on=1": {"speed_at_power_on": 1},
     "slowest_light_only=1": {"slowest_light_only": 1},
     "reset_light_show=1": {"reset_light_show": 1},
+    # each form without the commands that change how the runner sets its switches and times its presses
+    **{f"{form}=1&without={cap}": {form: 1, "without": cap}
+       for form in ("speed_at_power_on", "slowest_light_only", "reset_light_show")
+       for cap in ("host_input", "test_mode")},
 }
 
 FULL = {"default", "timer_lag_us=2000", "players=8",
