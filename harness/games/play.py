@@ -1,0 +1,95 @@
+"""Games in a row on one unit: each game from its own seed, its result, and the statistics of all.
+
+A game that finds the unit wrong stops there with a GameFailure naming the event and the invariant or
+prediction it broke; the next game starts from a new game on the unit (RESET new_game).
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+from unohil.harness.errors import HarnessError
+
+from .players import PlayerModel, seat_players
+from .stats import GameStats
+from .table import GameFailure
+
+KINDS = ("showdown", "flash", "launcher")
+
+
+@dataclass
+class GameResult:
+    number: int
+    seed: int
+    passed: bool
+    summary: dict = field(default_factory=dict)
+    failure: str = ""
+    stats: dict = field(default_factory=dict)
+    wall_s: float = 0.0
+    device_us: int = 0              # device time the game took (its first to its last event)
+
+    def as_dict(self) -> dict:
+        return {"game": self.number, "seed": self.seed, "passed": self.passed, "failure": self.failure,
+                **self.summary, "device_us": self.device_us, "wall_s": round(self.wall_s, 3), "stats": self.stats}
+
+
+def game_seed(seed: int, number: int) -> int:
+    """Game `number`'s seed (u32): the unit's rng_seed and the players' choices both follow from it."""
+    return (seed * 7919 + number * 104_729) & 0xFFFFFFFF
+
+
+def make(kind: str, driver, seed: int, players: int, number: int, *, variant: bool = False,
+         compressed: bool = False, model: PlayerModel | None = None):
+    """A game of `kind` on the unit behind driver, its players seated; returns the game."""
+    model = model or PlayerModel()
+    if compressed:
+        model = model.scaled(0.25)
+    seated = seat_players(players, seed, model)
+    if kind == "showdown":
+        from .showdown import COMPRESSED_CONFIG, GAME_CONFIG, ShowdownGame, ShowdownUnit
+        unit = ShowdownUnit(driver, seed, COMPRESSED_CONFIG if compressed else GAME_CONFIG)
+        return ShowdownGame(unit, seated, seed, number, variant=variant)
+    if kind == "flash":
+        from .flash import COMPRESSED_CONFIG, GAME_CONFIG, FlashGame, FlashUnit
+        unit = FlashUnit(driver, seed, COMPRESSED_CONFIG if compressed else GAME_CONFIG)
+        return FlashGame(unit, seated, seed, number)
+    if kind == "launcher":
+        from .attack import GAME_CONFIG, AttackGame, LauncherUnit
+        unit = LauncherUnit(driver, seed, GAME_CONFIG)
+        return AttackGame(unit, seated, seed, number)
+    raise ValueError(f"unknown unit kind {kind!r}; use one of {', '.join(KINDS)}")
+
+
+def play_one(kind: str, driver, seed: int, players: int, number: int, **kw) -> tuple[GameResult, GameStats]:
+    game = make(kind, driver, seed, players, number, **kw)
+    t0 = time.perf_counter()
+    game.unit.new_game()
+    start = game.unit.now
+    try:
+        summary = game.play()
+        result = GameResult(number, seed, True, summary)
+    except GameFailure as exc:
+        result = GameResult(number, seed, False, {"rounds": game.round, "turns": game.turn,
+                                                  "scores": list(game.scores)}, str(exc))
+    except HarnessError as exc:
+        result = GameResult(number, seed, False, {"rounds": game.round, "turns": game.turn,
+                                                  "scores": list(game.scores)},
+                            f"{game.where('the link')}: {type(exc).__name__}: {exc}")
+    result.wall_s = time.perf_counter() - t0
+    result.device_us = game.unit.now - start
+    result.stats = game.stats.as_dict()
+    game.stats.games = 1
+    return result, game.stats
+
+
+def play_games(kind: str, driver, games: int, players: int, seed: int, on_game=None, **kw):
+    """`games` games in a row; on_game(result, totals) after each. Returns (results, total stats)."""
+    totals = GameStats(kind, players)
+    results = []
+    for n in range(1, games + 1):
+        result, stats = play_one(kind, driver, game_seed(seed, n), players, n, **kw)
+        totals.merge(stats)
+        results.append(result)
+        if on_game is not None:
+            on_game(result, totals)
+    return results, totals
