@@ -98,6 +98,9 @@ def test_expectations_flag_what_lies_outside_the_tolerance():
     ("showdown", "emu://showdown"), ("showdown", "emu://showdown?landing_sensor=0&rng=python"),
     ("flash", "emu://flash"), ("flash", "emu://flash?rng=python"),
     ("launcher", "emu://launcher"), ("launcher", "emu://launcher?rng=python"),
+    # PR-1: timer events stamped up to 2 ms late are conforming
+    ("showdown", "emu://showdown?timer_lag_us=2000"), ("flash", "emu://flash?timer_lag_us=2000"),
+    ("launcher", "emu://launcher?timer_lag_us=2000"),
 ])
 def test_whole_games_pass_on_conforming_units(kind, url):
     with Driver.open(url) as d:

@@ -92,8 +92,8 @@ class FlashUnit(UnitAdapter):
         self.settle(f.dev_us)
         self.expect(f"FL_PENALTY at {f.dev_us}", "penalty (player, cards, reason)",
                     (f.msg.player, f.msg.cards, PENALTY.get(f.msg.reason)), (self.current, 2, "timeout"))
-        self.expect(f"FL_PENALTY at {f.dev_us}", "turn time (game time: pauses excluded)",
-                    f.dev_us - self.turn_start - self.paused_us, self.config["turn_long_us"])
+        self.expect_timer(f"FL_PENALTY at {f.dev_us}", "turn timed out at the turn time (pauses excluded)",
+                          f.dev_us, self.turn_start + self.paused_us + self.config["turn_long_us"])
         self.expect(f"FL_PENALTY at {f.dev_us}", "the timed-out player's light flashes",
                     self.lit(LIGHT_PLAYER, self.current), MODE["flash"])
         self.flagged = self.current

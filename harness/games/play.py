@@ -27,10 +27,12 @@ class GameResult:
     stats: dict = field(default_factory=dict)
     wall_s: float = 0.0
     device_us: int = 0              # device time the game took (its first to its last event)
+    trace: str = ""                 # the game's trace file, when one was written
 
     def as_dict(self) -> dict:
         return {"game": self.number, "seed": self.seed, "passed": self.passed, "failure": self.failure,
-                **self.summary, "device_us": self.device_us, "wall_s": round(self.wall_s, 3), "stats": self.stats}
+                **self.summary, "device_us": self.device_us, "wall_s": round(self.wall_s, 3),
+                **({"trace": self.trace} if self.trace else {}), "stats": self.stats}
 
 
 def game_seed(seed: int, number: int) -> int:
@@ -39,12 +41,18 @@ def game_seed(seed: int, number: int) -> int:
 
 
 def make(kind: str, driver, seed: int, players: int, number: int, *, variant: bool = False,
-         compressed: bool = False, model: PlayerModel | None = None):
+         compressed: bool = False, model: PlayerModel | None = None, on_verdict=None):
     """A game of `kind` on the unit behind driver, its players seated; returns the game."""
     model = model or PlayerModel()
     if compressed:
         model = model.scaled(0.25)
     seated = seat_players(players, seed, model)
+    game = _game(kind, driver, seed, seated, number, variant, compressed)
+    game.unit.on_verdict = on_verdict
+    return game
+
+
+def _game(kind, driver, seed, seated, number, variant, compressed):
     if kind == "showdown":
         from .showdown import COMPRESSED_CONFIG, GAME_CONFIG, ShowdownGame, ShowdownUnit
         unit = ShowdownUnit(driver, seed, COMPRESSED_CONFIG if compressed else GAME_CONFIG)

@@ -12,11 +12,12 @@ from __future__ import annotations
 
 from unohil.protocol import catalogue as cat
 from unohil.protocol.algorithms import countdown, lands_on_b
+from unohil.protocol.devtime import wrap
 
 from .players import Player, paddle_sides
 from .rules import Game
 from .stats import majority_chance, uniform_moments
-from .unit import MODE, UnitAdapter
+from .unit import MODE, TIMER_LATE_US, UnitAdapter
 
 SIDE = cat.ENUM_VALUES["side"]
 SIDE_NAME = {v: k for k, v in SIDE.items()}
@@ -60,6 +61,7 @@ class ShowdownUnit(UnitAdapter):
         t0 = self.at()
         self.inject(t0, "timer")
         green = t0 + countdown(self.m, cfg["countdown_min_us"], cfg["countdown_max_us"]) if self.m else None
+        self.green = green
         early = {s: t0 + p.rng.randint(100_000, cfg["countdown_min_us"] - 1)
                  for s, p in (("a", seat_a), ("b", seat_b)) if p.chance(p.model.false_start)}
         self.expect_verdict()
@@ -72,8 +74,8 @@ class ShowdownUnit(UnitAdapter):
             return self._judge(v, SIDE[first], "false_start", None)
         g = self.wait("SD_GREEN", "SD_GREEN (the countdown's end)").dev_us
         if green is not None:
-            self.expect(f"SD_GREEN at {g}", "countdown length predicted from SPEC 6.1", g - t0, green - t0)
-        elif not cfg["countdown_min_us"] <= g - t0 <= cfg["countdown_max_us"]:
+            self.expect_timer(f"SD_GREEN at {g}", "green at the countdown predicted from SPEC 6.1", g, green)
+        elif not cfg["countdown_min_us"] <= g - t0 <= cfg["countdown_max_us"] + TIMER_LATE_US:
             self.expect(f"SD_GREEN at {g}", "countdown within its configured range", g - t0,
                         f"{cfg['countdown_min_us']}..{cfg['countdown_max_us']}")
         if self.stats is not None:
@@ -120,6 +122,8 @@ class ShowdownUnit(UnitAdapter):
     def _judge(self, v, loser: int, reason: str, landed, landed_field=None):
         e, ev = v.msg, f"SD_VERDICT at {v.dev_us}"
         self.expect(ev, "cards in play agree with the tray", e.cards, self.tray)
+        if self.green is not None:
+            self.expect(ev, "scheduled green (green_us), predicted from SPEC 6.1", e.green_us, wrap(self.green))
         self.expect(ev, "verdict (loser, reason)", (SIDE_NAME.get(e.loser), REASON.get(e.reason)),
                     (SIDE_NAME[loser], reason))
         if landed is not None or landed_field is not None:

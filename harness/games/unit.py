@@ -19,6 +19,9 @@ from .table import GameFailure
 
 WAIT_US = 600_000_000          # host time a wait may take (a real-clock Flash idle spell lasts minutes)
 MODE = cat.ENUM_VALUES["light_mode"]
+# PR-1: a timer event (SD_GREEN, FL_TIMEOUT, ...) MAY be stamped later than its scheduled time, within the
+# 2 ms of a reply, never earlier; the scheduled times themselves are in the verdicts' payloads
+TIMER_LATE_US = 2000
 
 
 class UnitAdapter:
@@ -36,6 +39,7 @@ class UnitAdapter:
         self.verdicts_seen = 0
         self.lights: dict[tuple[int, int], int] = {}   # (light, target) -> mode, as the unit last reported
         self.now = 0
+        self.on_verdict = None                 # called with every verdict frame (a live view)
         self.lead = 1000 if driver.link.virtual else max(20_000, driver.stimulus_lead_us())
 
     # ---- a new game ----
@@ -91,6 +95,8 @@ class UnitAdapter:
             self.lights[(e.light, e.target)] = e.mode
         elif e.NAME == self.verdict:
             self.verdicts_seen += 1
+            if self.on_verdict is not None:
+                self.on_verdict(f)
             if self.verdicts_seen > self.verdicts_expected:
                 raise GameFailure(self.where(f"{e.NAME} at {f.dev_us}"), "one verdict per "
                                   f"{'showdown' if self.kind == 'showdown' else 'race or press'}",
@@ -106,6 +112,12 @@ class UnitAdapter:
     def expect(self, event: str, what: str, got, expected) -> None:
         if got != expected:
             raise GameFailure(self.where(event), what, got, expected)
+
+    def expect_timer(self, event: str, what: str, stamped: int, scheduled: int) -> None:
+        """A timer event's header time: its scheduled time, or up to TIMER_LATE_US later (PR-1)."""
+        if not 0 <= stamped - scheduled <= TIMER_LATE_US:
+            raise GameFailure(self.where(event), what + f" (PR-1: stamped at its scheduled time or up to "
+                              f"{TIMER_LATE_US} us later)", stamped, scheduled)
 
     def lit(self, light: int, target: int) -> int:
         return self.lights.get((light, target), MODE["off"])

@@ -1,0 +1,167 @@
+"""unohil play: whole games with simulated players on a unit, every prediction and invariant checked."""
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+from rich.console import Console
+
+from unohil.harness.cli.exit import Exit
+from unohil.harness.errors import UsageError
+from unohil.harness.outcome import Outcome, Record
+from unohil.harness.report.console import FORMATS, choose_format
+from unohil.harness.report.files import check_writable, write_results
+from unohil.harness.report.junit import junit_xml
+from unohil.harness.session.driver import Driver
+from unohil.harness.text import printable
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser("play", help="whole games with simulated players on a unit: predictions, invariants, "
+                                    "game statistics",
+                       description="Play complete UNO Showdown, UNO Flash or UNO Attack games (to 500 points) "
+                                   "with simulated players around a unit, checking every verdict the unit "
+                                   "gives against the rules, SPEC 6's draws (reference_rng) and the invariants "
+                                   "of the cards on the table (docs/games.md).")
+    p.add_argument("kind", choices=("showdown", "flash", "launcher"), help="the unit kind (launcher: UNO Attack)")
+    p.add_argument("--games", type=int, default=1, metavar="N", help="games to play (default 1)")
+    p.add_argument("--players", type=int, default=3, metavar="P", help="players at the table (default 3)")
+    p.add_argument("--seed", type=int, default=1, metavar="S", help="the run's seed: the same seed plays the "
+                                                                    "same games (default 1)")
+    p.add_argument("--device", metavar="URL", help="the unit (default: emu://KIND on the virtual clock)")
+    p.add_argument("--variant", action="store_true", help="Showdown: every round-ending card forces a "
+                                                           "1-card showdown")
+    p.add_argument("--compressed", action="store_true", help="short countdowns, turns and thinking times, "
+                                                             "for a unit that keeps real time")
+    p.add_argument("--json", metavar="FILE", help="write the games and statistics as JSON")
+    p.add_argument("--junit", metavar="FILE", help="write JUnit XML, a test case per game")
+    p.add_argument("--trace", metavar="DIR", help="write a trace per game (JSON Lines) into DIR")
+    p.add_argument("--format", choices=FORMATS, default="auto",
+                   help="rich (a live view of the game), lines (a line per game), auto (rich on a terminal)")
+    p.set_defaults(func=main)
+
+
+def _check(args) -> None:
+    if args.games < 1:
+        raise UsageError(f"--games must be at least 1, not {args.games}")
+    top = 8 if args.kind == "flash" else 7 if args.kind == "launcher" else 10
+    if not 2 <= args.players <= top:
+        raise UsageError(f"--players must be from 2 to {top} for {args.kind}, not {args.players}")
+    if args.variant and args.kind != "showdown":
+        raise UsageError("--variant is a Showdown rule")
+    for opt in ("json", "junit"):
+        if getattr(args, opt):
+            check_writable(getattr(args, opt), f"--{opt}")
+    if args.trace:
+        check_writable(args.trace, "--trace", directory=True)
+
+
+def main(args) -> int:
+    from unohil.harness.games.play import play_one, game_seed
+    from unohil.harness.games.stats import GameStats
+    _check(args)
+    url = args.device or f"emu://{args.kind}"
+    console = Console(highlight=False)
+    view = GameView(console, choose_format(args.format, console), args)
+    results, totals = [], GameStats(args.kind, args.players)
+    started = time.time()
+    kw = {"variant": args.variant} if args.kind == "showdown" else {}
+    with Driver.open(url, kind=args.kind) as d, view:
+        for n in range(1, args.games + 1):
+            trace = _trace(d, args.trace, n)
+            try:
+                result, stats = play_one(args.kind, d, game_seed(args.seed, n), args.players, n,
+                                         compressed=args.compressed, on_verdict=view.verdict, **kw)
+            finally:
+                if trace is not None:
+                    d.trace = None
+                    trace.close()
+            if trace is not None:
+                result.trace = str(trace.path)
+            totals.merge(stats)
+            results.append(result)
+            view.game(result, totals)
+    view.summary(results, totals)
+    _outputs(args, url, results, totals, started)
+    return Exit.OK if all(r.passed for r in results) else Exit.FAILED
+
+
+def _trace(d, directory: str | None, n: int):
+    if directory is None:
+        return None
+    from unohil.harness.session.trace import TraceWriter
+    Path(directory).mkdir(parents=True, exist_ok=True)
+    d.trace = TraceWriter(directory, f"game-{n}")
+    return d.trace
+
+
+def _outputs(args, url, results, totals, started) -> None:
+    if args.json:
+        doc = {"tool": "unohil", "play": 1, "kind": args.kind, "device": url, "players": args.players,
+               "seed": args.seed, "started_unix": round(started, 3), "duration_s": round(time.time() - started, 3),
+               "summary": {"games": len(results), "passed": sum(r.passed for r in results),
+                           "failed": sum(not r.passed for r in results)},
+               "games": [r.as_dict() for r in results], "statistics": totals.as_dict()}
+        write_results(args.json, json.dumps(doc, indent=1) + "\n", "--json")
+    if args.junit:
+        records = [Record(f"play {args.kind}", f"game {r.number} (seed {r.seed})",
+                          Outcome.PASS if r.passed else Outcome.FAIL, r.failure, r.failure, r.wall_s,
+                          properties={k: v for k, v in r.summary.items() if k in ("rounds", "turns", "winner")},
+                          output=f"trace file: {r.trace}" if getattr(r, "trace", "") else "", device=url)
+                   for r in results]
+        write_results(args.junit, junit_xml(f"unohil play {args.kind}", records), "--junit")
+
+
+class GameView:
+    """A line per game anywhere; on a terminal, a live panel of the game in progress."""
+
+    def __init__(self, console: Console, fmt: str, args):
+        self.console, self.rich, self.args = console, fmt == "rich", args
+        self.live = None
+        self.last = ""
+        self.done = 0
+
+    def __enter__(self):
+        if self.rich:
+            from rich.live import Live
+            self.live = Live(self, console=self.console, refresh_per_second=4, transient=True)
+            self.live.__enter__()
+        return self
+
+    def __exit__(self, *exc):
+        if self.live is not None:
+            self.live.__exit__(*exc)
+
+    def __rich__(self):
+        return (f"[bold]{self.args.kind}[/] game {self.done + 1} of {self.args.games}, {self.args.players} players"
+                f"\nthe unit's last verdict: {self.last}")
+
+    def verdict(self, frame) -> None:
+        self.last = printable(str(frame.msg))
+
+    def game(self, result, totals) -> None:
+        self.done += 1
+        s = result.summary
+        status = "pass" if result.passed else "fail"
+        line = (f"{status:<6}game {result.number} (seed {result.seed})  {s.get('rounds', 0)} rounds, "
+                f"{s.get('turns', 0)} turns, scores {s.get('scores')}, {result.device_us / 60e6:.1f} device min, "
+                f"{result.wall_s:.2f} s")
+        if not result.passed:
+            line += f"\n      {printable(result.failure)}"
+        self.console.print(line, markup=False, soft_wrap=True)
+
+    def summary(self, results, totals) -> None:
+        p = self.console.print
+        failed = sum(not r.passed for r in results)
+        p(f"{len(results)} games, {len(results) - failed} passed, {failed} failed", markup=False, soft_wrap=True)
+        for name, n in sorted(totals.counts.items()):
+            p(f"  {name}: {n}", markup=False, soft_wrap=True)
+        for name, seats in sorted(totals.per_seat.items()):
+            p(f"  {name} per seat: " + ", ".join(f"{s}: {c}" for s, c in sorted(seats.items())), markup=False, soft_wrap=True)
+        for name, v in sorted(totals.maxima.items()):
+            p(f"  {name}: {v}", markup=False, soft_wrap=True)
+        for e in totals.expectations():
+            flag = "  FLAGGED" if e["flagged"] else ""
+            p(f"  {e['name']}: {e['observed']:.4g} (expected {e['expected']:.4g} ± {e['tolerance']:.2g}, "
+              f"n {e['n']}){flag}", markup=False, soft_wrap=True)
