@@ -100,13 +100,13 @@ def _outputs(args, url, results, totals, started) -> None:
     if args.json:
         doc = {"tool": "unohil", "play": 1, "kind": args.kind, "device": url, "players": args.players,
                "seed": args.seed, "started_unix": round(started, 3), "duration_s": round(time.time() - started, 3),
-               "summary": {"games": len(results), "passed": sum(r.passed for r in results),
-                           "failed": sum(not r.passed for r in results)},
+               "summary": {"games": len(results), **{s: sum(r.status == s for r in results)
+                                                     for s in ("pass", "fail", "link-error")}},
                "games": [r.as_dict() for r in results], "statistics": totals.as_dict()}
         write_results(args.json, json.dumps(doc, indent=1) + "\n", "--json")
     if args.junit:
         records = [Record(f"play {args.kind}", f"game {r.number} (seed {r.seed})",
-                          Outcome.PASS if r.passed else Outcome.FAIL, r.failure, r.failure, r.wall_s,
+                          Outcome(r.status), r.failure, r.failure, r.wall_s,
                           properties={k: v for k, v in r.summary.items() if k in ("rounds", "turns", "winner")},
                           output=f"trace file: {r.trace}" if getattr(r, "trace", "") else "", device=url)
                    for r in results]
@@ -143,8 +143,8 @@ class GameView:
     def game(self, result, totals) -> None:
         self.done += 1
         s = result.summary
-        status = "pass" if result.passed else "fail"
-        line = (f"{status:<6}game {result.number} (seed {result.seed})  {s.get('rounds', 0)} rounds, "
+        status = result.status
+        line = (f"{status:<11}game {result.number} (seed {result.seed})  {s.get('rounds', 0)} rounds, "
                 f"{s.get('turns', 0)} turns, scores {s.get('scores')}, {result.device_us / 60e6:.1f} device min, "
                 f"{result.wall_s:.2f} s")
         if not result.passed:
@@ -153,8 +153,10 @@ class GameView:
 
     def summary(self, results, totals) -> None:
         p = self.console.print
-        failed = sum(not r.passed for r in results)
-        p(f"{len(results)} games, {len(results) - failed} passed, {failed} failed", markup=False, soft_wrap=True)
+        failed = sum(r.status == "fail" for r in results)
+        cut = sum(r.status == "link-error" for r in results)
+        p(f"{len(results)} games, {len(results) - failed - cut} passed, {failed} failed"
+          + (f", {cut} cut short by the link" if cut else ""), markup=False, soft_wrap=True)
         for name, n in sorted(totals.counts.items()):
             p(f"  {name}: {n}", markup=False, soft_wrap=True)
         for name, seats in sorted(totals.per_seat.items()):

@@ -42,10 +42,11 @@ class FlashUnit(UnitAdapter):
         self.registered: list[int] = []
         self.current: int | None = None
 
-    def press(self, at_us: int, name: str, hold: bool = False) -> None:
-        self.inject(at_us, name)
+    def press(self, at_us: int, name: str, hold: bool = False) -> int:
+        at_us = self.inject(at_us, name)
         if hold:                         # PLAY/PAUSE and BUZZER are let go: both held is a reset (FL-12)
             self.inject(at_us + RELEASE_US, name, "release")
+        return at_us
 
     def setup(self) -> None:
         self.registered, self.current, self.run, self.paused_us = [], None, 0, 0
@@ -126,10 +127,10 @@ class FlashUnit(UnitAdapter):
     def buzzer(self, delay_us: int, reactions: dict[int, int | None]) -> int:
         """BUZZER pressed delay_us into the turn, each opponent at their reaction (None: never): the slowest."""
         t = max(self.at(), self.turn_start + delay_us)
-        self.press(t, "buzzer", hold=True)
+        t = self.press(t, "buzzer", hold=True)
         for b, r in sorted(reactions.items()):
             if r is not None:
-                self.press(t + r, f"player_{b}")
+                reactions[b] = self.press(t + r, f"player_{b}") - t
         self.expect_verdict()
         f = self.wait("FL_BUZZER_VERDICT", "FL_BUZZER_VERDICT (the slowest player)")
         ev, e = f"FL_BUZZER_VERDICT at {f.dev_us}", f.msg

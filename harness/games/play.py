@@ -8,7 +8,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
-from unohil.harness.errors import HarnessError
+from unohil.harness.errors import DeviceReset, HarnessError, LinkError, Nak
 
 from .players import PlayerModel, seat_players
 from .stats import GameStats
@@ -28,11 +28,17 @@ class GameResult:
     wall_s: float = 0.0
     device_us: int = 0              # device time the game took (its first to its last event)
     trace: str = ""                 # the game's trace file, when one was written
+    status: str = ""                # pass, fail (the unit broke a rule), link-error (the link cut the game short)
+    scenario: str = ""              # a failed game's trace as a scenario file, when one was written
+
+    def __post_init__(self):
+        self.status = self.status or ("pass" if self.passed else "fail")
 
     def as_dict(self) -> dict:
-        return {"game": self.number, "seed": self.seed, "passed": self.passed, "failure": self.failure,
+        return {"game": self.number, "seed": self.seed, "status": self.status, "failure": self.failure,
                 **self.summary, "device_us": self.device_us, "wall_s": round(self.wall_s, 3),
-                **({"trace": self.trace} if self.trace else {}), "stats": self.stats}
+                **({"trace": self.trace} if self.trace else {}),
+                **({"scenario": self.scenario} if self.scenario else {}), "stats": self.stats}
 
 
 def game_seed(seed: int, number: int) -> int:
@@ -82,12 +88,20 @@ def play_one(kind: str, driver, seed: int, players: int, number: int, **kw) -> t
     except HarnessError as exc:
         result = GameResult(number, seed, False, {"rounds": game.round, "turns": game.turn,
                                                   "scores": list(game.scores)},
-                            f"{game.where('the link')}: {type(exc).__name__}: {exc}")
+                            f"{game.where('the link')}: {type(exc).__name__}: {exc}", status=_status(exc, game.unit))
     result.wall_s = time.perf_counter() - t0
     result.device_us = game.unit.now - start
     result.stats = game.stats.as_dict()
     game.stats.games = 1
     return result, game.stats
+
+
+def _status(exc: HarnessError, unit) -> str:
+    """A game cut short by a lossy or slow link (a stimulus too late, a reply or event lost for good, a
+    reboot) is a link-error; on a clean virtual link nothing can be lost, so a missing verdict is the unit's."""
+    linky = isinstance(exc, (LinkError, DeviceReset)) or (isinstance(exc, Nak) and exc.error in ("too_late",
+                                                                                                 "queue_full"))
+    return "link-error" if linky and not unit.clean else "fail"
 
 
 def play_games(kind: str, driver, games: int, players: int, seed: int, on_game=None, **kw):

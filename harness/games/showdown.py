@@ -67,7 +67,7 @@ class ShowdownUnit(UnitAdapter):
         self.expect_verdict()
         if early:
             for side, t in sorted(early.items(), key=lambda kv: kv[1]):
-                self.inject(t, f"paddle_{side}")
+                early[side] = self.inject(t, f"paddle_{side}")
             v = self.wait("SD_VERDICT", "SD_VERDICT (a false start)")
             self.settle(max(early.values()))         # every press made before the next showdown
             first = min(early, key=lambda s: (early[s], s))
@@ -84,7 +84,7 @@ class ShowdownUnit(UnitAdapter):
                  for s, p in (("a", seat_a), ("b", seat_b))}
         for side in ("a", "b"):
             if press[side] is not None:
-                self.inject(press[side], f"paddle_{side}")
+                press[side] = self.inject(press[side], f"paddle_{side}")
         v = self.wait("SD_VERDICT", "SD_VERDICT (the showdown's verdict)")
         self.settle(max([v.dev_us] + [t for t in press.values() if t is not None]))
         return self._predict(v, press, rng)
