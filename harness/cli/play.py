@@ -79,6 +79,8 @@ def main(args) -> int:
                     trace.close()
             if trace is not None:
                 result.trace = str(trace.path)
+                if result.status == "fail":
+                    result.scenario = _scenario(args.kind, trace.path, result)
             totals.merge(stats)
             results.append(result)
             view.game(result, totals)
@@ -94,6 +96,23 @@ def _trace(d, directory: str | None, n: int):
     Path(directory).mkdir(parents=True, exist_ok=True)
     d.trace = TraceWriter(directory, f"game-{n}")
     return d.trace
+
+
+def _scenario(kind: str, trace_path: Path, result) -> str:
+    """A failed game's trace as a scenario file beside it (what `unohil record --from-trace` writes)."""
+    from unohil.harness.record.scenario import dump, scenario_of
+    from unohil.harness.record.segments import segments_of
+    records = [json.loads(line) for line in trace_path.read_text(encoding="utf-8").splitlines() if line]
+    segments = segments_of(records, kind=kind)
+    if not segments:
+        return ""
+    scenarios = [scenario_of(seg, f"game {result.number} (seed {result.seed}) {i + 1}")
+                 for i, seg in enumerate(segments)]
+    path = trace_path.with_suffix(".yaml")
+    header = [f"game {result.number} of `unohil play {kind}`, seed {result.seed}, from its trace {trace_path.name}",
+              f"it failed: {printable(result.failure)}"]
+    write_results(path, dump(scenarios, header), "the failed game's scenario")
+    return str(path)
 
 
 def _outputs(args, url, results, totals, started) -> None:
@@ -149,6 +168,8 @@ class GameView:
                 f"{result.wall_s:.2f} s")
         if not result.passed:
             line += f"\n      {printable(result.failure)}"
+        if result.scenario:
+            line += f"\n      scenario: {printable(result.scenario)} (unohil run replays it)"
         self.console.print(line, markup=False, soft_wrap=True)
 
     def summary(self, results, totals) -> None:
