@@ -190,3 +190,60 @@ def test_the_never_twice_flash_without_reference_rng_is_flagged_by_its_statistic
     assert all(r.passed for r in results)           # no prediction can fail: the unit's draws are its own
     repeat = next(e for e in totals.expectations() if e["name"] == "same player selected again")
     assert repeat["observed"] == 0 and repeat["flagged"]
+
+
+# ---- unohil play ----
+
+def _open_mutant(url):
+    kind = url.split("://")[1].split("?")[0]
+    link = VirtualLink(kind)
+    link.device = Device(kind, link.clock, seed=1, serial=1)
+    link.device.model_cls = {"flash": NeverTwice, "launcher": StreakKeptAfterBurst}[kind]
+    link.device.start()
+    link.url = url
+    return link
+
+
+def test_play_writes_json_junit_and_a_trace_per_game(tmp_path, capsys):
+    from unohil.harness.cli import app
+    out, junit, traces = tmp_path / "g.json", tmp_path / "g.xml", tmp_path / "traces"
+    rc = app.main(["play", "launcher", "--games", "2", "--players", "4", "--seed", "3", "--json", str(out),
+                   "--junit", str(junit), "--trace", str(traces), "--format", "lines"])
+    text = capsys.readouterr().out
+    assert rc == 0, text
+    assert text.count("pass       game") == 2 and "presses that fire:" in text and "expected" in text
+    import json
+    doc = json.loads(out.read_text())
+    assert doc["summary"] == {"games": 2, "pass": 2, "fail": 0, "link-error": 0}
+    assert [g["status"] for g in doc["games"]] == ["pass", "pass"]
+    assert any(e["name"] == "burst size (planned)" for e in doc["statistics"]["expectations"])
+    assert sorted(p.name for p in traces.iterdir()) == ["game-1.jsonl", "game-2.jsonl"]
+    import xml.etree.ElementTree as ET
+    root = ET.parse(junit).getroot()
+    assert root.get("tests") == "2" and root.get("failures") == "0"
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["play", "flash", "--games", "0"], "--games must be at least 1"),
+    (["play", "flash", "--variant"], "--variant is a Showdown rule"),
+    (["play", "launcher", "--players", "9"], "--players must be from 2 to 7"),
+])
+def test_play_usage_errors_are_one_line_and_status_2(argv, message, capsys):
+    from unohil.harness.cli import app
+    assert app.main(argv) == 2
+    err = capsys.readouterr().err
+    assert message in err and len(err.strip().splitlines()) == 1
+
+
+def test_a_failed_game_fails_the_command_and_leaves_its_scenario_beside_its_trace(tmp_path, capsys):
+    from unohil.harness.cli import app
+    from unohil.harness.links import register_scheme
+    from unohil.harness.scenarios.load import load_paths
+    register_scheme("gamesmutant", _open_mutant)
+    rc = app.main(["play", "flash", "--device", "gamesmutant://flash", "--trace", str(tmp_path), "--format", "lines"])
+    text = capsys.readouterr().out
+    assert rc == 1
+    assert re.search(r"fail +game 1 .*\n +game 1 round 1 turn \d+: FL_SELECTED at \d+: player selected", text), text
+    scenario = tmp_path / "game-1.yaml"
+    assert f"scenario: {scenario}" in text
+    assert load_paths([str(scenario)])                  # a valid scenario file
