@@ -247,3 +247,7 @@ def test_a_failed_game_fails_the_command_and_leaves_its_scenario_beside_its_trac
     scenario = tmp_path / "game-1.yaml"
     assert f"scenario: {scenario}" in text
     assert load_paths([str(scenario)])                  # a valid scenario file
+    # it expects what a conforming unit does with the game's inputs: the failing unit fails it again
+    assert app.main(["run", str(scenario), "--device", "gamesmutant://flash", "--format", "lines"]) == 1
+    assert "FL_SELECTED" in capsys.readouterr().out
+    assert app.main(["run", str(scenario), "--device", "emu://flash", "--format", "lines"]) == 0

@@ -80,7 +80,8 @@ def main(args) -> int:
             if trace is not None:
                 result.trace = str(trace.path)
                 if result.status == "fail":
-                    result.scenario = _scenario(args.kind, trace.path, result)
+                    result.scenario = _scenario(args.kind, trace.path, result, result.unit)
+            result.unit = None
             totals.merge(stats)
             results.append(result)
             view.game(result, totals)
@@ -98,20 +99,23 @@ def _trace(d, directory: str | None, n: int):
     return d.trace
 
 
-def _scenario(kind: str, trace_path: Path, result) -> str:
-    """A failed game's trace as a scenario file beside it (what `unohil record --from-trace` writes)."""
-    from unohil.harness.record.scenario import dump, scenario_of
-    from unohil.harness.record.segments import segments_of
-    records = [json.loads(line) for line in trace_path.read_text(encoding="utf-8").splitlines() if line]
-    segments = segments_of(records, kind=kind)
-    if not segments:
-        return ""
-    scenarios = [scenario_of(seg, f"game {result.number} (seed {result.seed}) {i + 1}")
-                 for i, seg in enumerate(segments)]
-    path = trace_path.with_suffix(".yaml")
-    header = [f"game {result.number} of `unohil play {kind}`, seed {result.seed}, from its trace {trace_path.name}",
+def _scenario(kind: str, trace_path: Path, result, unit) -> str:
+    """A failed game as a scenario file beside its trace: its stimuli on the reference emulator when the
+    unit has reference_rng (the scenario then fails where the game did), else its own trace."""
+    from unohil.harness.games.reference import conforming_trace, scenario_text
+    header = [f"game {result.number} of `unohil play {kind}`, seed {result.seed}",
               f"it failed: {printable(result.failure)}"]
-    write_results(path, dump(scenarios, header), "the failed game's scenario")
+    source = trace_path
+    if unit.reference:
+        source = conforming_trace(unit, trace_path.parent, trace_path.stem + "-conforming")
+        header.append("what a conforming unit does with the game's inputs (the reference emulator)")
+    else:
+        header.append("what the unit did: without reference_rng another unit draws otherwise")
+    text = scenario_text(kind, source, f"game {result.number} (seed {result.seed})", header)
+    if not text:
+        return ""
+    path = trace_path.with_suffix(".yaml")
+    write_results(path, text, "the failed game's scenario")
     return str(path)
 
 

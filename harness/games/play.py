@@ -30,6 +30,7 @@ class GameResult:
     trace: str = ""                 # the game's trace file, when one was written
     status: str = ""                # pass, fail (the unit broke a rule), link-error (the link cut the game short)
     scenario: str = ""              # a failed game's trace as a scenario file, when one was written
+    unit: object = field(default=None, repr=False, compare=False)   # its unit adapter (stimuli, config)
 
     def __post_init__(self):
         self.status = self.status or ("pass" if self.passed else "fail")
@@ -89,6 +90,7 @@ def play_one(kind: str, driver, seed: int, players: int, number: int, **kw) -> t
         result = GameResult(number, seed, False, {"rounds": game.round, "turns": game.turn,
                                                   "scores": list(game.scores)},
                             f"{game.where('the link')}: {type(exc).__name__}: {exc}", status=_status(exc, game.unit))
+    result.unit = game.unit
     result.wall_s = time.perf_counter() - t0
     result.device_us = game.unit.now - start
     result.stats = game.stats.as_dict()

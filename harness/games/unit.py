@@ -50,6 +50,8 @@ class UnitAdapter:
         self.lights: dict[tuple[int, int], int] = {}   # (light, target) -> mode, as the unit last reported
         self.now = 0
         self.on_verdict = None                 # called with every verdict frame (a live view)
+        self.stimuli: list[tuple[int, str, str, int]] = []   # (device us from the game's start, input, action, value)
+        self.origin_us = 0                     # the device time the game started at
         self.lead = lead_us(driver)
         self.clean = driver.link.virtual and getattr(driver.link, "faults", None) is None
 
@@ -65,7 +67,8 @@ class UnitAdapter:
         self.lights.clear()
         self.verdicts_expected = self.verdicts_seen = 0
         d.confirm_events()
-        self.now = d.last_reply_dev_us
+        self.now = self.origin_us = d.last_reply_dev_us
+        self.stimuli.clear()
         self.setup()
 
     def setup(self) -> None:
@@ -81,6 +84,7 @@ class UnitAdapter:
         player who presses late): the time it was scheduled at, which every prediction then uses."""
         at_us = max(at_us, self.at())
         self.d.inject(at_us, name, action, value)
+        self.stimuli.append((at_us - self.origin_us, name, action, value))
         return at_us
 
     # ---- reading ----
