@@ -14,7 +14,7 @@ from unohil.harness.report.console import FORMATS, choose_format
 from unohil.harness.report.files import check_writable, write_results
 from unohil.harness.report.junit import junit_xml
 from unohil.harness.session.driver import Driver
-from unohil.harness.text import printable
+from unohil.harness.text import duration, printable
 
 
 def add_parser(sub) -> None:
@@ -190,5 +190,9 @@ class GameView:
             p(f"  {name}: {v}", markup=False, soft_wrap=True)
         for e in totals.expectations():
             flag = "  FLAGGED" if e["flagged"] else ""
-            p(f"  {e['name']}: {e['observed']:.4g} (expected {e['expected']:.4g} ± {e['tolerance']:.2g}, "
+            if e["name"].endswith("(us)"):     # a duration: in human units
+                name, fmt = e["name"][:-5], lambda x: duration(x, exact=False)
+            else:
+                name, fmt = e["name"], lambda x: f"{x:.4g}"
+            p(f"  {name}: {fmt(e['observed'])} (expected {fmt(e['expected'])} ± {fmt(e['tolerance'])}, "
               f"n {e['n']}){flag}", markup=False, soft_wrap=True)
