@@ -28,8 +28,11 @@ SPEED = cat.ENUM_VALUES["flash_speed"]
 LIGHT_PLAYER = cat.ENUM_VALUES["flash_light"]["player"]
 RELEASE_US = 60_000             # how long a finger stays on PLAY/PAUSE or BUZZER
 
-GAME_CONFIG = {"turn_long_us": 6_000_000, "buzzer_window_us": 5_000_000, "sleep_after_us": 15_000_000}
-COMPRESSED_CONFIG = {"turn_long_us": 2_000_000, "buzzer_window_us": 2_000_000, "sleep_after_us": 10_000_000}
+GAME_CONFIG = {"turn_long_us": 6_000_000, "turn_short_us": 4_000_000, "buzzer_window_us": 5_000_000,
+               "sleep_after_us": 15_000_000}
+COMPRESSED_CONFIG = {"turn_long_us": 2_000_000, "turn_short_us": 1_500_000, "buzzer_window_us": 2_000_000,
+                     "sleep_after_us": 10_000_000}
+SPEED_CHANGE = 0.25             # between rounds, the players turn the base over and move its speed switch
 
 
 class FlashUnit(UnitAdapter):
@@ -50,16 +53,29 @@ class FlashUnit(UnitAdapter):
 
     def setup(self) -> None:
         self.registered, self.current, self.run, self.paused_us = [], None, 0, 0
+        self.speed = "six_seconds"
+        self.turn_time = self.config["turn_long_us"]
         self.tie_us = self.d.config_get("buzzer_tie_us")
 
     def start(self, buttons: list[int]) -> int:
         t = self.at()
-        self.inject(t, "speed_switch", value=SPEED["six_seconds"])
+        self.set_speed("six_seconds")
         for i, b in enumerate(buttons):
             self.press(t + 200_000 * (i + 1), f"player_{b}")
         self.registered = sorted(buttons)
         self.press(t + 200_000 * (len(buttons) + 1), "play_pause", hold=True)
         return self.selected("start")
+
+    def turn_time_of(self, speed: str) -> int:
+        return self.config["turn_long_us" if speed == "six_seconds" else "turn_short_us"]
+
+    def set_speed(self, speed: str) -> None:
+        """The speed switch moved: FL_SPEED at once, the new turn time from the next selection (FL-4)."""
+        self.inject(self.at(), "speed_switch", value=SPEED[speed])
+        f = self.wait("FL_SPEED", "FL_SPEED (the speed switch)")
+        self.expect(f"FL_SPEED at {f.dev_us}", "the switch's turn time", (f.msg.speed, f.msg.turn_time_us),
+                    (SPEED[speed], self.turn_time_of(speed)))
+        self.speed = speed
 
     def selected(self, reason: str) -> int:
         f = self.wait("FL_SELECTED", "FL_SELECTED (the next player)")
@@ -67,6 +83,9 @@ class FlashUnit(UnitAdapter):
         self.settle(f.dev_us)                # the selection's light and state follow it
         self.expect(ev, "selection of a registered button", e.player in self.registered, True)
         self.expect(ev, "selection reason", SELECT.get(e.reason), reason)
+        self.expect(ev, "turn time of the speed switch's position (FL-4: from the next turn)", e.turn_time_us,
+                    self.turn_time_of(self.speed))
+        self.turn_time = e.turn_time_us
         if self.m is not None:
             self.expect(ev, "player selected, predicted from SPEC 6.3", e.player, pick(self.m, self.registered))
         self.expect(ev, "the selected player's light", self.lit(LIGHT_PLAYER, e.player), MODE["on"])
@@ -94,7 +113,7 @@ class FlashUnit(UnitAdapter):
         self.expect(f"FL_PENALTY at {f.dev_us}", "penalty (player, cards, reason)",
                     (f.msg.player, f.msg.cards, PENALTY.get(f.msg.reason)), (self.current, 2, "timeout"))
         self.expect_timer(f"FL_PENALTY at {f.dev_us}", "turn timed out at the turn time (pauses excluded)",
-                          f.dev_us, self.turn_start + self.paused_us + self.config["turn_long_us"])
+                          f.dev_us, self.turn_start + self.paused_us + self.turn_time)
         self.expect(f"FL_PENALTY at {f.dev_us}", "the timed-out player's light flashes",
                     self.lit(LIGHT_PLAYER, self.current), MODE["flash"])
         self.flagged = self.current
@@ -164,6 +183,11 @@ class FlashGame(Game):
     def play(self) -> dict:
         self.selected = self.seat_of[self.unit.start(self.buttons)]
         return super().play()
+
+    def begin_round(self) -> None:
+        if self.round > 1 and self.rng.random() < SPEED_CHANGE:
+            self.stats.count("speed changes")
+            self.unit.set_speed("four_seconds" if self.unit.speed == "six_seconds" else "six_seconds")
 
     def play_round(self, first: int) -> int:
         while True:
