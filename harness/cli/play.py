@@ -2,12 +2,14 @@
 from __future__ import annotations
 
 import json
+import sys
 import time
 from pathlib import Path
 
 from rich.console import Console
 
 from unohil.harness.cli.exit import Exit
+from unohil.harness.cli.signals import Interrupted, StopRequest, exit_for
 from unohil.harness.errors import UsageError
 from unohil.harness.outcome import Outcome, Record
 from unohil.harness.report.console import FORMATS, choose_format
@@ -58,7 +60,6 @@ def _check(args) -> None:
 
 
 def main(args) -> int:
-    from unohil.harness.games.play import play_one, game_seed
     from unohil.harness.games.stats import GameStats
     _check(args)
     url = args.device or f"emu://{args.kind}"
@@ -66,28 +67,46 @@ def main(args) -> int:
     view = GameView(console, choose_format(args.format, console), args)
     results, totals = [], GameStats(args.kind, args.players)
     started = time.time()
-    kw = {"variant": args.variant} if args.kind == "showdown" else {}
-    with Driver.open(url, kind=args.kind) as d, view:
-        for n in range(1, args.games + 1):
-            trace = _trace(d, args.trace, n)
-            try:
-                result, stats = play_one(args.kind, d, game_seed(args.seed, n), args.players, n,
-                                         compressed=args.compressed, on_verdict=view.verdict, **kw)
-            finally:
-                if trace is not None:
-                    d.trace = None
-                    trace.close()
-            if trace is not None:
-                result.trace = str(trace.path)
-                if result.status == "fail":
-                    result.scenario = _scenario(args.kind, trace.path, result, result.unit)
-            result.unit = None
-            totals.merge(stats)
-            results.append(result)
-            view.game(result, totals)
+    with StopRequest("stopping after the game in progress; again to stop at once") as stop:
+        try:
+            with Driver.open(url, kind=args.kind) as d, view:
+                for n in range(1, args.games + 1):
+                    if stop.reason():
+                        break
+                    result, stats = _game(args, d, n, view)
+                    totals.merge(stats)
+                    results.append(result)
+                    view.game(result, totals)
+        except Interrupted:
+            pass                # the game in progress is dropped; the finished ones are written
+        stop.finishing()
+    if stop.signum is not None:
+        print(f"{stop.reason()}: {len(results)} of {args.games} games played", file=sys.stderr)
     view.summary(results, totals)
     _outputs(args, url, results, totals, started)
+    if stop.signum is not None:
+        return exit_for(stop.signum)
     return Exit.OK if all(r.passed for r in results) else Exit.FAILED
+
+
+def _game(args, d, n: int, view):
+    """Game n, traced when asked, its scenario written when it failed."""
+    from unohil.harness.games.play import game_seed, play_one
+    kw = {"variant": args.variant} if args.kind == "showdown" else {}
+    trace = _trace(d, args.trace, n)
+    try:
+        result, stats = play_one(args.kind, d, game_seed(args.seed, n), args.players, n,
+                                 compressed=args.compressed, on_verdict=view.verdict, **kw)
+    finally:
+        if trace is not None:
+            d.trace = None
+            trace.close()
+    if trace is not None:
+        result.trace = str(trace.path)
+        if result.status == "fail":
+            result.scenario = _scenario(args.kind, trace.path, result, result.unit)
+    result.unit = None
+    return result, stats
 
 
 def _trace(d, directory: str | None, n: int):
