@@ -96,7 +96,8 @@ def _game(args, d, n: int, view):
     trace = _trace(d, args.trace, n)
     try:
         result, stats = play_one(args.kind, d, game_seed(args.seed, n), args.players, n,
-                                 compressed=args.compressed, on_verdict=view.verdict, **kw)
+                                 compressed=args.compressed, on_verdict=view.verdict,
+                                 on_start=view.start, **kw)
     finally:
         if trace is not None:
             d.trace = None
@@ -161,6 +162,7 @@ class GameView:
     def __init__(self, console: Console, fmt: str, args):
         self.console, self.rich, self.args = console, fmt == "rich", args
         self.live = None
+        self.current = None     # the game in progress
         self.last = ""
         self.done = 0
 
@@ -176,11 +178,24 @@ class GameView:
             self.live.__exit__(*exc)
 
     def __rich__(self):
-        return (f"[bold]{self.args.kind}[/] game {self.done + 1} of {self.args.games}, {self.args.players} players"
-                f"\nthe unit's last verdict: {self.last}")
+        from rich.markup import escape
+        g = self.current
+        lines = [f"[bold]{self.args.kind}[/] game {min(self.done + 1, self.args.games)} of {self.args.games}, {self.args.players} players"]
+        if g is not None:
+            lines.append(f"round {g.round}, turn {g.turn}, scores " + "  ".join(
+                f"seat {s}: {p}" for s, p in enumerate(g.scores)))
+            lines.append("  ".join(f"{k} {v}" for k, v in sorted(g.stats.counts.items())))
+        lines.append(f"the unit's last verdict: {escape(self.last)}")
+        return "\n".join(lines)
+
+    def start(self, game) -> None:
+        self.current = game
 
     def verdict(self, frame) -> None:
-        self.last = printable(str(frame.msg))
+        from unohil.harness.report.verdicts import outcome_text
+        from unohil.harness.session.trace import frame_record
+        rec = frame_record("rx", frame)
+        self.last = outcome_text(self.args.kind, {**rec["fields"], **rec.get("names", {})})
 
     def game(self, result, totals) -> None:
         self.done += 1

@@ -75,8 +75,12 @@ def _game(kind, driver, seed, seated, number, variant, compressed):
     raise ValueError(f"unknown unit kind {kind!r}; use one of {', '.join(KINDS)}")
 
 
-def play_one(kind: str, driver, seed: int, players: int, number: int, **kw) -> tuple[GameResult, GameStats]:
+def play_one(kind: str, driver, seed: int, players: int, number: int, on_start=None,
+             **kw) -> tuple[GameResult, GameStats]:
+    """One game; on_start(game) once it is set up (a live view reads its scores and counts)."""
     game = make(kind, driver, seed, players, number, **kw)
+    if on_start is not None:
+        on_start(game)
     t0 = time.perf_counter()
     game.unit.new_game()
     start = game.unit.now
