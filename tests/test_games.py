@@ -227,6 +227,7 @@ def test_play_writes_json_junit_and_a_trace_per_game(tmp_path, capsys):
     (["play", "flash", "--games", "0"], "--games must be at least 1"),
     (["play", "flash", "--variant"], "--variant is a Showdown rule"),
     (["play", "launcher", "--players", "9"], "--players must be from 2 to 7"),
+    (["play", "flash", "--players", "5", "--device", "emu://flash?players=4"], "has 4 Player buttons"),
 ])
 def test_play_usage_errors_are_one_line_and_status_2(argv, message, capsys):
     from unohil.harness.cli import app

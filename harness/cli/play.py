@@ -70,6 +70,9 @@ def main(args) -> int:
     with StopRequest("stopping after the game in progress; again to stop at once") as stop:
         try:
             with Driver.open(url, kind=args.kind) as d, view:
+                if args.kind == "flash" and args.players > d.identity.players:
+                    raise UsageError(f"--players {args.players}: the base at {url} has {d.identity.players} "
+                                     f"Player buttons")
                 for n in range(1, args.games + 1):
                     if stop.reason():
                         break
