@@ -16,6 +16,7 @@ what comes; the turn ends.
 from __future__ import annotations
 
 from unohil.protocol.algorithms import fire_chance, fires, sample_burst
+from unohil.protocol.devtime import wrap
 
 from .rules import Game
 from .stats import triangle_moments
@@ -39,7 +40,8 @@ class LauncherUnit(UnitAdapter):
     def setup(self) -> None:
         self.inside = self.loaded = self.fired = self.streak = self.cards_out = 0
         c = {k: self.d.config_get(k) for k in ("fire_base_permille", "fire_step_permille", "burst_min",
-                                                "burst_mode", "burst_max")}
+                                                "burst_mode", "burst_max", "motor_us", "card_interval_us")}
+        self.motor, self.interval = c["motor_us"], c["card_interval_us"]
         self.base, self.step = c["fire_base_permille"], c["fire_step_permille"]
         self.burst = (c["burst_min"], c["burst_mode"], c["burst_max"])
 
@@ -75,7 +77,7 @@ class LauncherUnit(UnitAdapter):
         planned = None
         if self.m is not None and self.inside:
             planned = sample_burst(self.m, *self.burst) if fires(self.m, chance) else 0
-        self.inject(t, "button")
+        t = self.inject(t, "button")
         self.expect_verdict()
         ding = self.wait("LA_DING", "LA_DING (the press)")
         ev = f"press {ding.msg.press} (LA_DING at {ding.dev_us})"
@@ -91,6 +93,9 @@ class LauncherUnit(UnitAdapter):
         self.expect(ev, "a burst within [burst_min, burst_max], or none", e.planned == 0 or lo <= e.planned <= hi, True)
         want = min(e.planned, self.inside)
         self.expect(ev, "cards fired = min(planned, inside)", (e.fired, self.cards_out), (want, want))
+        knowable = t + self.motor + (want - 1) * self.interval if want else t         # LA-5
+        self.expect(ev, "press time and knowable time (LA-5: the last card, or the press)",
+                    (e.press_us, e.knowable_us), (wrap(t), wrap(knowable)))
         if self.inside and self.stats is not None:
             self.stats.chance("presses that fire", chance / 1000, e.planned > 0)
             if e.planned:

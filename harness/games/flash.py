@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from unohil.protocol import catalogue as cat
 from unohil.protocol.algorithms import pick
+from unohil.protocol.devtime import wrap
 
 from .players import flash_buttons
 from .rules import Game
@@ -162,6 +163,9 @@ class FlashUnit(UnitAdapter):
             want = (min(b for b in tied if reactions[b] == last), "slowest" if len(tied) == 1 else "slowest_tie",
                     sum(1 << b for b in tied))
         self.expect(ev, "buzzer verdict (slowest, reason, tied)", (e.slowest, BUZZ.get(e.reason), e.tied_mask), want)
+        reacted = [reactions.get(b) if reactions.get(b) is not None else cat.NONE_I32 for b in range(len(e.reaction_us))]
+        self.expect(ev, "BUZZER time and each opponent's reaction (none for the buzzer player and non-pressers)",
+                    (e.buzzer_us, list(e.reaction_us)), (wrap(t), reacted))
         self.settle(max([f.dev_us] + [t + r for r in reactions.values() if r is not None]))
         self.expect(ev, "the slowest's light flashes", self.lit(LIGHT_PLAYER, e.slowest), MODE["flash"])
         self.flagged = e.slowest          # the turn stays the buzzer player's: the next selection follows it

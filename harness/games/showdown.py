@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from unohil.protocol import catalogue as cat
 from unohil.protocol.algorithms import countdown, lands_on_b
-from unohil.protocol.devtime import wrap
+from unohil.protocol.devtime import diff, wrap
 
 from .players import Player, paddle_sides
 from .rules import Game
@@ -24,6 +24,7 @@ SIDE_NAME = {v: k for k, v in SIDE.items()}
 REASON = {v: k for k, v in cat.ENUM_VALUES["showdown_reason"].items()}
 LIGHT = cat.ENUM_VALUES["showdown_light"]
 NONE_U8 = cat.NONE_U8
+NONE_U32, NONE_I32 = cat.NONE_U32, cat.NONE_I32
 
 GAME_CONFIG = {"countdown_min_us": 2_000_000, "countdown_max_us": 6_000_000, "beep_interval_us": 1_000_000,
                "go_timeout_us": 5_000_000}
@@ -71,6 +72,7 @@ class ShowdownUnit(UnitAdapter):
             v = self.wait("SD_VERDICT", "SD_VERDICT (a false start)")
             self.settle(max(early.values()))         # every press made before the next showdown
             first = min(early, key=lambda s: (early[s], s))
+            self._presses(v, {first: early[first]})          # the first early press stopped the timer (SD-4)
             return self._judge(v, SIDE[first], "false_start", None)
         g = self.wait("SD_GREEN", "SD_GREEN (the countdown's end)").dev_us
         if green is not None:
@@ -87,7 +89,20 @@ class ShowdownUnit(UnitAdapter):
                 press[side] = self.inject(press[side], f"paddle_{side}")
         v = self.wait("SD_VERDICT", "SD_VERDICT (the showdown's verdict)")
         self.settle(max([v.dev_us] + [t for t in press.values() if t is not None]))
+        made = [t for t in press.values() if t is not None]
+        # presses up to t1 + W are the verdict's (SD-5), a tie's both; none for no_press
+        cutoff = min(made) + self.W if made else 0
+        self._presses(v, {s: t for s, t in press.items() if t is not None and t <= cutoff})
         return self._predict(v, press, rng)
+
+    def _presses(self, v, counted: dict[str, int]) -> None:
+        """The verdict's press and reaction fields: each side's first press of this showdown, as the host made it."""
+        e, ev = v.msg, f"SD_VERDICT at {v.dev_us}"
+        for side in ("a", "b"):
+            t = counted.get(side)
+            got = (getattr(e, f"press_{side}_us"), getattr(e, f"reaction_{side}_us"))
+            want = (NONE_U32, NONE_I32) if t is None else (wrap(t), diff(wrap(t), e.green_us))
+            self.expect(ev, f"side {side}'s press and reaction (from the scheduled green)", got, want)
 
     def _predict(self, v, press, rng):
         ta, tb = press["a"], press["b"]
