@@ -67,6 +67,10 @@ class FlashUnit(UnitAdapter):
         self.press(t + 200_000 * (len(buttons) + 1), "play_pause", hold=True)
         return self.selected("start")
 
+    def buttons_lit(self) -> list[tuple[int, int]]:
+        return sorted((target, mode) for (light, target), mode in self.lights.items()
+                      if light == LIGHT_PLAYER and mode != MODE["off"])
+
     def turn_time_of(self, speed: str) -> int:
         return self.config["turn_long_us" if speed == "six_seconds" else "turn_short_us"]
 
@@ -89,7 +93,7 @@ class FlashUnit(UnitAdapter):
         self.turn_time = e.turn_time_us
         if self.m is not None:
             self.expect(ev, "player selected, predicted from SPEC 6.3", e.player, pick(self.m, self.registered))
-        self.expect(ev, "the selected player's light", self.lit(LIGHT_PLAYER, e.player), MODE["on"])
+        self.expect(ev, "buttons lit: the selected player's alone, on", self.buttons_lit(), [(e.player, MODE["on"])])
         if self.stats is not None:
             n = len(self.registered)
             for b in self.registered:
@@ -167,7 +171,8 @@ class FlashUnit(UnitAdapter):
         self.expect(ev, "BUZZER time and each opponent's reaction (none for the buzzer player and non-pressers)",
                     (e.buzzer_us, list(e.reaction_us)), (wrap(t), reacted))
         self.settle(max([f.dev_us] + [t + r for r in reactions.values() if r is not None]))
-        self.expect(ev, "the slowest's light flashes", self.lit(LIGHT_PLAYER, e.slowest), MODE["flash"])
+        self.expect(ev, "buttons lit: the slowest's alone, flashing (FL-16)", self.buttons_lit(),
+                    [(e.slowest, MODE["flash"])])
         self.flagged = e.slowest          # the turn stays the buzzer player's: the next selection follows it
         return e.slowest
 
