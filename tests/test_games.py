@@ -236,19 +236,24 @@ def test_play_usage_errors_are_one_line_and_status_2(argv, message, capsys):
     assert message in err and len(err.strip().splitlines()) == 1
 
 
-def test_a_failed_game_fails_the_command_and_leaves_its_scenario_beside_its_trace(tmp_path, capsys):
+@pytest.mark.parametrize("kind, failure, replayed", [
+    ("flash", r"FL_SELECTED at \d+: player selected", "FL_SELECTED"),
+    ("launcher", r"press \d+ \(LA_DING at \d+\): empty streak", "LA_DING"),
+])
+def test_a_failed_game_fails_the_command_and_leaves_a_scenario_that_fails_again(kind, failure, replayed, tmp_path,
+                                                                                capsys):
     from unohil.harness.cli import app
     from unohil.harness.links import register_scheme
     from unohil.harness.scenarios.load import load_paths
     register_scheme("gamesmutant", _open_mutant)
-    rc = app.main(["play", "flash", "--device", "gamesmutant://flash", "--trace", str(tmp_path), "--format", "lines"])
+    rc = app.main(["play", kind, "--device", f"gamesmutant://{kind}", "--trace", str(tmp_path), "--format", "lines"])
     text = capsys.readouterr().out
     assert rc == 1
-    assert re.search(r"fail +game 1 .*\n +game 1 round 1 turn \d+: FL_SELECTED at \d+: player selected", text), text
+    assert re.search(r"fail +game 1 .*\n +game 1 round \d+ turn \d+: " + failure, text), text
     scenario = tmp_path / "game-1.yaml"
     assert f"scenario: {scenario}" in text
     assert load_paths([str(scenario)])                  # a valid scenario file
     # it expects what a conforming unit does with the game's inputs: the failing unit fails it again
-    assert app.main(["run", str(scenario), "--device", "gamesmutant://flash", "--format", "lines"]) == 1
-    assert "FL_SELECTED" in capsys.readouterr().out
-    assert app.main(["run", str(scenario), "--device", "emu://flash", "--format", "lines"]) == 0
+    assert app.main(["run", str(scenario), "--device", f"gamesmutant://{kind}", "--format", "lines"]) == 1
+    assert replayed in capsys.readouterr().out
+    assert app.main(["run", str(scenario), "--device", f"emu://{kind}", "--format", "lines"]) == 0
