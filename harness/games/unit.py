@@ -17,7 +17,7 @@ from unohil.protocol.algorithms import Pcg32
 
 from .table import GameFailure
 
-WAIT_US = 600_000_000          # host time a wait may take (a real-clock Flash idle spell lasts minutes)
+WAIT_US = 120_000_000          # host time a wait may take: a real-clock Flash idle spell lasts 20 s at most
 MODE = cat.ENUM_VALUES["light_mode"]
 # PR-1: a timer event (SD_GREEN, FL_TIMEOUT, ...) MAY be stamped later than its scheduled time, within the
 # 2 ms of a reply, never earlier; the scheduled times themselves are in the verdicts' payloads
