@@ -25,7 +25,7 @@ def add_parser(sub) -> None:
                        description="Play complete UNO Showdown, UNO Flash or UNO Attack games (to 500 points) "
                                    "with simulated players around a unit, checking every verdict the unit "
                                    "gives against the rules, SPEC 6's draws (reference_rng) and the invariants "
-                                   "of the cards on the table (docs/games.md).")
+                                   "of the cards on the table (games.md in the uno-hil docs).")
     p.add_argument("kind", choices=("showdown", "flash", "launcher"), help="the unit kind (launcher: UNO Attack)")
     p.add_argument("--games", type=int, default=1, metavar="N", help="games to play (default 1)")
     p.add_argument("--players", type=int, default=3, metavar="P", help="players at the table (default 3)")
