@@ -67,6 +67,12 @@ class FlashUnit(UnitAdapter):
         self.press(t + 200_000 * (len(buttons) + 1), "play_pause", hold=True)
         return self.selected("start")
 
+    def observe(self, f) -> None:
+        e = f.msg
+        if e.NAME == "FL_TURN_END":            # game time: the turn's start to the press, pauses excluded (FL-15)
+            self.expect(f"FL_TURN_END at {f.dev_us}", "turn end (player, elapsed game time)",
+                        (e.player, e.elapsed_us), (self.current, f.dev_us - self.turn_start - self.paused_us))
+
     def buttons_lit(self) -> list[tuple[int, int]]:
         return sorted((target, mode) for (light, target), mode in self.lights.items()
                       if light == LIGHT_PLAYER and mode != MODE["off"])
