@@ -153,13 +153,21 @@ class TrayDriftsAfterEvenSplit(Showdown):
             self.tray = 1
 
 
-def _mutant(kind, model_cls, **options):
+MUTANTS = {"flash": NeverTwice, "launcher": StreakKeptAfterBurst, "showdown": TrayDriftsAfterEvenSplit}
+
+
+def _mutant_link(kind, url, model_cls=None, **options):
+    """A virtual-clock link to a unit whose model is the kind's mutant (or model_cls)."""
     link = VirtualLink(kind)
     link.device = Device(kind, link.clock, seed=1, serial=1, **options)
-    link.device.model_cls = model_cls
+    link.device.model_cls = model_cls or MUTANTS[kind]
     link.device.start()
-    link.url = f"emu://{kind}"
-    d = Driver(link)
+    link.url = url
+    return link
+
+
+def _mutant(kind, model_cls, **options):
+    d = Driver(_mutant_link(kind, f"emu://{kind}", model_cls, **options))
     d.handshake(expect_kind=kind)
     return d
 
@@ -195,13 +203,7 @@ def test_the_never_twice_flash_without_reference_rng_is_flagged_by_its_statistic
 # ---- unohil play ----
 
 def _open_mutant(url):
-    kind = url.split("://")[1].split("?")[0]
-    link = VirtualLink(kind)
-    link.device = Device(kind, link.clock, seed=1, serial=1)
-    link.device.model_cls = {"flash": NeverTwice, "launcher": StreakKeptAfterBurst}[kind]
-    link.device.start()
-    link.url = url
-    return link
+    return _mutant_link(url.split("://")[1].split("?")[0], url)
 
 
 def test_play_writes_json_junit_and_a_trace_per_game(tmp_path, capsys):
