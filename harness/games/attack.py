@@ -38,7 +38,7 @@ class LauncherUnit(UnitAdapter):
         self.capacity = driver.identity.card_capacity
 
     def setup(self) -> None:
-        self.inside = self.loaded = self.fired = self.streak = self.cards_out = 0
+        self.inside = self.loaded = self.fired = self.streak = self.cards_out = self.empties = 0
         c = {k: self.d.config_get(k) for k in ("fire_base_permille", "fire_step_permille", "burst_min",
                                                 "burst_mode", "burst_max", "motor_us", "card_interval_us")}
         self.motor, self.interval = c["motor_us"], c["card_interval_us"]
@@ -52,6 +52,8 @@ class LauncherUnit(UnitAdapter):
     def observe(self, f) -> None:
         if f.msg.NAME == "LA_CARD":
             self.cards_out += 1
+        elif f.msg.NAME == "LA_EMPTY":
+            self.empties += 1
 
     def reload(self, n: int) -> None:
         """Open the door, put n cards in, close it."""
@@ -84,7 +86,7 @@ class LauncherUnit(UnitAdapter):
         self.expect(ev, "empty streak (LA-2: restarts at the door and after a burst)", ding.msg.empty_streak,
                     self.streak)
         self.expect(ev, "fire chance (SPEC 6.4)", ding.msg.chance_permille, chance)
-        self.cards_out = 0
+        self.cards_out = self.empties = 0
         v = self.wait("LA_RESULT", "LA_RESULT (the press's verdict)")
         e, ev = v.msg, f"press {ding.msg.press} (LA_RESULT at {v.dev_us})"
         if planned is not None:
@@ -106,6 +108,8 @@ class LauncherUnit(UnitAdapter):
         self.fired += e.fired
         self.counters(ev, e)
         self.settle(v.dev_us)
+        self.expect(ev, "LA_EMPTY when the press leaves the magazine empty (LA-3)", self.empties,
+                    int(self.inside == 0))
         self.expect(ev, "top light flashes while the chance rises", self.lit(TOP, NONE_U8),
                     MODE["flash"] if self.streak else MODE["off"])
         return e.fired
