@@ -285,7 +285,7 @@ def test_cli_exit_codes_json_and_junit(tmp_path):
     assert main(["run", str(good), str(bad), "-q", "--json", str(out_json), "--junit", str(out_xml)]) == 1
     doc = json.loads(out_json.read_text())
     assert doc["summary"] == {"scenarios": 2, "passed": 1, "failed": 1, "link_error": 0, "reset": 0, "skipped": 0,
-                              "error": 0, "interrupted": 0, "races": 2}
+                              "error": 0, "interrupted": 0, "flaky": 0, "races": 2}
     by_name = {s["name"]: s for s in doc["scenarios"]}
     assert by_name["wrong"]["status"] == "fail"
     assert by_name["clean win"]["latency"]["processing_us"]["p99"] == 0

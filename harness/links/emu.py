@@ -35,6 +35,7 @@ _OPTIONS = {
     "boot_time_us": int, "drift_ppm": float, "host_offset_us": int, "faults": str, "without": str,
     "landing_sensor": int, "rng": str, "timer_lag_us": int, "inject_queue": int, "baud": str,
     "split_burst": str, "speed_at_power_on": int, "slowest_light_only": int, "reset_light_show": int,
+    "verdict_delay_us": int, "firmware": str,
 }
 # a slow line's options, given apart from faults= for reading's sake: they are items of the line's spec
 _LINE_ITEMS = ("baud", "split_burst")
