@@ -32,6 +32,11 @@ def duration(us: int | float | None, *, exact: bool = True) -> str:
     return f"{sign}{a} us"
 
 
+def duration_rounded(us: int | float | None) -> str:
+    """duration(us, exact=False): three significant digits, for a chart's labels and statistics."""
+    return duration(us, exact=False)
+
+
 def clock_span(us: int) -> str:
     """A long span of microseconds in hours, minutes and seconds, exact to the microsecond: '30 min',
     '1 h 6 min 40 s', '35 min 47.483648 s' (how far a race schedules against the device clock's wrap)."""

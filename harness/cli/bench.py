@@ -10,7 +10,8 @@ from unohil.harness.bench.latency import print_report, run_bench
 from unohil.harness.cli.exit import Exit
 from unohil.harness.report.console import output_console
 from unohil.harness.report.files import check_writable
-from unohil.harness.report.results_json import write_json
+from unohil.harness.report.results_json import plain, write_json
+from unohil.harness.store.config import add_store_argument, configured, record_into
 
 KINDS = tuple(cat.UNITS)
 
@@ -31,6 +32,7 @@ def add_parser(sub) -> None:
                    help="races per unit (default 300); a percentile is shown only when enough of them back it "
                         "(p99.9 from 1000 samples, p99 from 100, p90 from 10)")
     p.add_argument("--json", metavar="FILE", help="write every distribution (and its sample count) as JSON")
+    add_store_argument(p, "record the samples in")
     p.set_defaults(func=main)
 
 
@@ -43,6 +45,7 @@ def main(args) -> int:
     print_report(result, output_console())
     if args.json:
         write_json(args.json, result)
+    record_into(configured(args.store), lambda: plain(result), "bench", args.json)
     return Exit.OK
 
 

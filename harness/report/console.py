@@ -86,7 +86,7 @@ def scenario_table(results: list[ScenarioResult]) -> Table:
     for res in results:
         lat = res.latency_summary()
         passed = sum(1 for r in res.races if r.status is Outcome.PASS)
-        t.add_row(printable(res.scenario.name), res.scenario.unit, Text(str(res.status), style=STATUS_STYLE[res.status]),
+        t.add_row(printable(res.scenario.name), res.scenario.unit, Text(res.shown_status, style=STATUS_STYLE[res.status]),
                   f"{passed}/{len(res.races)}", _verdict_text(res, "\n"), *(_pair(lat, k, "\n") for k in
                                                                           ("device_us", "processing_us", "host_us")),
                   _reactions(res, "\n"))
@@ -139,7 +139,7 @@ def scenario_line(res: ScenarioResult) -> Text:
     """One scenario as one line: status, name, unit and races, verdict, key latency; what went wrong."""
     sc = res.scenario
     passed = sum(1 for r in res.races if r.status is Outcome.PASS)
-    line = Text.assemble((f"{str(res.status):<10}", STATUS_STYLE[res.status]), printable(sc.name),
+    line = Text.assemble((f"{res.shown_status:<10}", STATUS_STYLE[res.status]), printable(sc.name),
                          f"  [{sc.unit}, {passed}/{len(res.races)} races]")
     verdict = _verdict_text(res)
     if verdict != "-":
@@ -269,8 +269,9 @@ def print_summary(console: Console, fmt: str, results: list[ScenarioResult], hea
     print_failures(console, results, rule=fmt == "rich")
     print_budgets(console, results)
     print_rig(console, results)
-    console.print(f"{counts_text(tally(r.status for r in results))}; {sum(len(r.races) for r in results)} races "
-                  f"in {elapsed_text(seconds)}", soft_wrap=True)
+    flaky = sum(r.flaky for r in results)
+    console.print(f"{counts_text(tally(r.status for r in results))}{f' ({flaky} flaky)' if flaky else ''}; "
+                  f"{sum(len(r.races) for r in results)} races in {elapsed_text(seconds)}", soft_wrap=True)
 
 
 HEALTH_FIELDS = ("frames_rx", "frames_tx", "bytes_dropped", "crc_errors", "bad_frames", "frames_missed",
@@ -289,7 +290,7 @@ def print_failures(console: Console, results: list[ScenarioResult], rule: bool =
         if res.status is Outcome.PASS:
             continue
         head, *rest = failure_lines(res)
-        title = printable(f"{res.scenario.name} ({res.scenario.file}:{res.scenario.line}) on {res.device}: {res.status}")
+        title = printable(f"{res.scenario.name} ({res.scenario.file}:{res.scenario.line}) on {res.device}: {res.shown_status}")
         if rule:
             console.rule(Text(title, style="bold"))
         else:

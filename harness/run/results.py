@@ -25,11 +25,19 @@ class RaceResult:
     error: str = ""
     late: str | None = None           # a stimulus the host got to the unit too late (LateStimulus)
     reruns: list[str] = field(default_factory=list)    # why earlier tries of this race were run again
+    # --rerun-failed: the status of each try after this failed one (a pass among them: the race is flaky; its
+    # own status stays fail, so a verdict is never retried into a pass)
+    retries: list[str] = field(default_factory=list)
     rig: dict | None = None           # rig mode: the rig's view of the race (harness/rig/views.py)
     serial: int | None = None         # the unit it ran on (IDENTITY serial and boot id; None: none answered)
     boot_id: int | None = None
     frames: list = field(default_factory=list, repr=False)
     unit: object = field(default=None, repr=False)
+
+    @property
+    def flaky(self) -> bool:
+        """Failed, then passed when run again."""
+        return self.status is Outcome.FAIL and "pass" in self.retries
 
     @property
     def events(self) -> list[dict]:
@@ -45,6 +53,9 @@ class RaceResult:
              "serial": self.serial, "boot_id": self.boot_id}
         if self.reruns:
             d["reruns"] = self.reruns
+        if self.retries:
+            d["retries"] = self.retries
+            d["flaky"] = self.flaky
         if self.rig is not None:
             d["rig"] = self.rig
         if with_events or self.status is not Outcome.PASS:
@@ -63,6 +74,16 @@ class ScenarioResult:
     wall_s: float = 0.0
     error: str = ""
     applicable: bool = True     # False: skipped because it is written for another variant of unit
+
+    @property
+    def flaky(self) -> bool:
+        """Failed, and every race that failed passed when run again (--rerun-failed)."""
+        failed = [r for r in self.races if not r.status.ok]
+        return self.status is Outcome.FAIL and bool(failed) and all(r.flaky for r in failed)
+
+    @property
+    def shown_status(self) -> str:
+        return "flaky" if self.flaky else str(self.status)
 
     def budget_summary(self) -> dict:
         """Per timing budget: its limit, and in how many of the races that measured it it was met."""
@@ -122,7 +143,7 @@ class ScenarioResult:
                 "failed_races": sum(1 for r in self.races if r.status is not Outcome.PASS), "latency": self.latency_summary(),
                 "budgets": self.budget_summary(),
                 "health": self.health.as_dict(), "wall_s": round(self.wall_s, 6), "error": self.error,
-                "applicable": self.applicable, **({"rig": rig} if (rig := self.rig_summary()) else {}),
+                "applicable": self.applicable, **({"flaky": True} if self.flaky else {}), **({"rig": rig} if (rig := self.rig_summary()) else {}),
                 "results": [r.as_dict() for r in self.races]}
 
 
