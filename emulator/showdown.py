@@ -1,4 +1,4 @@
-"""The Showdown unit (DEVICES.md section 1, protocol/SPEC.md section 7).
+"""The Showdown unit (protocol/SPEC.md section 7).
 
 Windows are half-open, each starting at its cause: a paddle press counts from the
 green time inclusive (1 us earlier is a false start); a second press ties while

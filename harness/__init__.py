@@ -1,9 +1,12 @@
 """uno-hil harness: device links, the driver, scenarios, runs, conformance, reports.
 
 Layers, from the wire up: links (bytes to and from one device), session (one connected
-unit: commands, events in order, clock sync, traces), scenarios (the YAML format),
-run (scheduling races and judging them), conform (the acceptance run), report (console,
-JSON, JUnit), cli. docs/architecture.md draws the path of a frame through them.
+unit: commands, events in order, clock sync, traces), scenarios (the YAML format and its
+validator), run (scheduling races and judging them), bench (latency against the link's floor),
+rig (a stimulus-and-capture rig), conform (the acceptance run), report (console, JSON, JUnit,
+HTML, VCD, Perfetto), record (sessions into scenarios), the pytest plugin and cli.
+docs/architecture.md lists them (tests/test_layers.py holds the imports to it) and draws the
+path of a frame through them.
 
 The names below are imported when first used: the pytest plugin and `unohil --version` import a
 submodule of this package, and must not pay for the driver, the links and the catalogue with it.

@@ -407,14 +407,15 @@ def enum_name(enum_name_: str, value: int) -> str:
     if enum_name_ == "param":
         p = PARAMS_BY_ID.get(value)
         return p.name if p else str(value)
-    name = _ENUM_NAMES.get(enum_name_, {}).get(value)
+    name = ENUM_NAMES.get(enum_name_, {}).get(value)
     return name if name is not None else str(value)
 
 
-# value -> name per enum; the first name of a value wins, as in the catalogue's order
-_ENUM_NAMES: dict[str, dict[int, str]] = {}
+#: value -> name per enum (the reverse of ENUM_VALUES, the one such map: every module that names a value
+#: reads it here); the first name of a value wins, as in the catalogue's order
+ENUM_NAMES: dict[str, dict[int, str]] = {}
 for _enum, _values in ENUM_VALUES.items():
-    _names = _ENUM_NAMES[_enum] = {}
+    _names = ENUM_NAMES[_enum] = {}
     for _k, _v in _values.items():
         _names.setdefault(_v, _k)
 del _enum, _values, _names, _k, _v

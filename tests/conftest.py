@@ -62,6 +62,15 @@ def without_labgrids_pytest_plugin(monkeypatch):
     monkeypatch.setenv("PYTEST_ADDOPTS", (os.environ.get("PYTEST_ADDOPTS", "") + " -p no:labgrid").strip())
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config, items):
+    """The tests tests/lanes.py names are `slow`: `pytest -m "not slow"` is the fast lane without them."""
+    from lanes import SLOW_TESTS
+    for item in items:
+        if getattr(item, "originalname", None) in SLOW_TESTS.get(item.path.name, ()):
+            item.add_marker(pytest.mark.slow)
+
+
 def pytest_xdist_make_scheduler(config, log):
     """Under -n, tests go out one at a time as with --dist load, except the soaks: test_soak.py goes
     whole to one worker, so its totals reuse the soaks run there instead of running them again."""

@@ -1,4 +1,4 @@
-"""Every card launcher rule (DEVICES.md 3, SPEC.md 6.4, 6.5 and 9, LA-1..LA-9) on the virtual clock,
+"""Every card launcher rule (SPEC.md 6.4, 6.5 and 9, LA-1..LA-9) on the virtual clock,
 through the wire: the door and the magazine, the exact draws of every press, burst timing, the
 fire-chance and burst-size statistics, the accounting over long random runs, and a real pty."""
 from __future__ import annotations

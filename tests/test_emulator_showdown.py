@@ -1,4 +1,4 @@
-"""Every Showdown rule (DEVICES.md 1, SPEC.md section 7) on the virtual clock,
+"""Every Showdown rule (SPEC.md section 7) on the virtual clock,
 through the wire: both sides of every boundary, to the microsecond."""
 from __future__ import annotations
 

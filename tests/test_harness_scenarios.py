@@ -18,24 +18,10 @@ from unohil.harness.scenarios.load import ScenarioError, load_paths, loads
 from unohil.protocol import StreamDecoder
 from unohil.protocol import catalogue as cat
 from unohil.protocol.algorithms import Pcg32
+from samples import GOOD     # one clean win for A: fixtures/samples/clean_win.yaml
 
 ROOT = Path(__file__).resolve().parent.parent
 LIBRARY = ROOT / "fixtures" / "scenarios"
-
-GOOD = """
-name: clean win
-unit: showdown
-seed: 5
-config: {countdown_min_us: 2000000, countdown_max_us: 2000000}
-steps:
-  - load: 2
-  - press: timer
-    at: start + 1000
-  - press: paddle_a
-    at: green + 180000
-expect:
-  verdict: {loser: b, reason: first_press, reaction_a_us: 180000}
-"""
 
 
 def run_one(text: str, url: str = "emu://showdown?clock=virtual", **kw):

@@ -13,7 +13,7 @@ import pytest
 
 from unohil.harness.cli import main
 from unohil.harness.report.html import HISTOGRAM_MIN
-from unohil.harness.report.units import human_us
+from unohil.harness.text import duration_rounded
 from tests.test_report_html import CHROMIUM, LIBRARY, LOSER, dump_dom
 
 RANK = {"fail": 0, "error": 0, "link-error": 0, "reset": 0, "interrupted": 1, "pass": 2, "skip": 3}
@@ -131,7 +131,7 @@ def test_a_timeline_is_zoomed_on_the_decisive_window(runs, tmp_path):
     svg = re.search(r'<svg class="timeline"[^>]*aria-label="b loses race 0">(.*?)</svg>', dom, re.S).group(1)
     # the 2 s countdown is one compressed stretch, labelled with its length
     (gap_us, label), = re.findall(r'<g class="gap" data-gap-us="(\d+)">.*?<text[^>]*>([^<]+)</text>', svg)
-    assert 1_900_000 <= int(gap_us) <= 2_000_000 and label == f"{human_us(int(gap_us))} drawn short"
+    assert 1_900_000 <= int(gap_us) <= 2_000_000 and label == f"{duration_rounded(int(gap_us))} drawn short"
 
     def x_of(label: str) -> float:
         return float(re.search(rf'<line x1="([\d.]+)"[^>]*>(?:</line>)?<text[^>]*>{label}</text>', svg).group(1))

@@ -1,4 +1,4 @@
-"""The three games' decks, matching and scoring, as the source documents give them (DEVICES.md 1-4).
+"""The three games' decks, matching and scoring, as the source documents give them.
 
 A card is immutable and carries a serial number `uid` unique in its deck, so the table can check that
 every card is in exactly one place. Colours are "red", "yellow", "green", "blue"; a wild card has no
@@ -90,7 +90,7 @@ def attack_deck() -> tuple[Card, ...]:
 
 DECKS = {"showdown": showdown_deck, "flash": flash_deck, "launcher": attack_deck}
 
-# points per card left in a hand (DEVICES.md 4); numbers score their face value
+# points per card left in a hand (the documents' scoring); numbers score their face value
 _POINTS = {
     "showdown": {"draw2": 20, "reverse": 20, "skip": 20, "wild": 50, "wild_draw4": 50, "wild_showdown": 40},
     "flash": {"draw2": 20, "skip": 20, "buzzer": 20, "joker": 50, "super_joker": 50},

@@ -22,9 +22,9 @@ from .players import flash_buttons
 from .rules import Game
 from .unit import MODE, UnitAdapter
 
-SELECT = {v: k for k, v in cat.ENUM_VALUES["flash_select_reason"].items()}
-BUZZ = {v: k for k, v in cat.ENUM_VALUES["flash_buzzer_reason"].items()}
-PENALTY = {v: k for k, v in cat.ENUM_VALUES["flash_penalty_reason"].items()}
+SELECT = cat.ENUM_NAMES["flash_select_reason"]
+BUZZ = cat.ENUM_NAMES["flash_buzzer_reason"]
+PENALTY = cat.ENUM_NAMES["flash_penalty_reason"]
 SPEED = cat.ENUM_VALUES["flash_speed"]
 LIGHT_PLAYER = cat.ENUM_VALUES["flash_light"]["player"]
 RELEASE_US = 60_000             # how long a finger stays on PLAY/PAUSE or BUZZER

@@ -4,7 +4,7 @@ A player's choices come from the game's own seeded generator, never from the uni
 the same every time for a given seed and the unit's draws stay the unit's.
 
 Reaction time is log-normal (median 220 ms, sigma 0.25: the 5-95 % range is about 145-330 ms, the
-span of human simple reaction times DEVICES.md 5 quotes) and never under 100 ms. The rates are
+span of human simple reaction times the documents quote) and never under 100 ms. The rates are
 per opportunity: a false start per showdown, a forgotten press per Flash turn or buzzer race, a
 wrong button per BUZZER card played, an idle spell per flagged Flash button or pause (long enough
 for the base to fall asleep), a forgotten UNO call per second-to-last card.

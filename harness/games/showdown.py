@@ -20,8 +20,8 @@ from .stats import majority_chance, uniform_moments
 from .unit import MODE, TIMER_LATE_US, UnitAdapter
 
 SIDE = cat.ENUM_VALUES["side"]
-SIDE_NAME = {v: k for k, v in SIDE.items()}
-REASON = {v: k for k, v in cat.ENUM_VALUES["showdown_reason"].items()}
+SIDE_NAME = cat.ENUM_NAMES["side"]
+REASON = cat.ENUM_NAMES["showdown_reason"]
 LIGHT = cat.ENUM_VALUES["showdown_light"]
 NONE_U8 = cat.NONE_U8
 NONE_U32, NONE_I32 = cat.NONE_U32, cat.NONE_I32

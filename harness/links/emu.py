@@ -28,7 +28,6 @@ from unohil.harness.links import query_options, register_scheme
 from unohil.harness.links.fd import FdLink
 
 KINDS = tuple(cat.UNITS)
-DEFAULT_URL = "emu://showdown?clock=virtual"
 
 _OPTIONS = {
     "seed": int, "clock": str, "serial": int, "card_capacity": int, "players": int,

@@ -11,9 +11,8 @@ from datetime import datetime, timezone
 
 from unohil.harness.report.junit import xml_text
 from unohil.harness.report.timeline import EVENTS, INPUTS, LANES, LIGHTS, RIG, STATE, TIMES, Timeline, race_timeline
-from unohil.harness.report.units import human_us
+from unohil.harness.text import duration_rounded
 from unohil.harness.report.verdicts import outcome_text
-from unohil.protocol import catalogue as cat
 
 #: The latency figures drawn as histograms (results file `latency` keys), with what each measures
 LATENCIES = {"device_us": "verdict - decisive input, device clock",
@@ -77,7 +76,7 @@ def _axis(x, lo: float, hi: float, y: int, height: int) -> list[str]:
     while t <= hi:
         if t >= lo:
             out.append(f'<line x1="{x(t):.1f}" x2="{x(t):.1f}" y1="{y}" y2="{y + height}" stroke="#eee"/>'
-                       f'<text x="{x(t):.1f}" y="{y + height + 12}" text-anchor="middle">{e(human_us(t))}</text>')
+                       f'<text x="{x(t):.1f}" y="{y + height + 12}" text-anchor="middle">{e(duration_rounded(t))}</text>')
         t += step
     return out
 
@@ -129,8 +128,8 @@ def _gap_marks(x, gaps: list[tuple[int, int]], y: int, height: int) -> list[str]
     for a, b in gaps:
         out.append(f'<g class="gap" data-gap-us="{b - a}"><rect x="{x(a):.1f}" y="{y}" width="{x(b) - x(a):.1f}" '
                    f'height="{height}" fill="#f0f0f0"/><text x="{(x(a) + x(b)) / 2:.1f}" '
-                   f'y="{y - 2}" text-anchor="middle">{e(human_us(b - a))} drawn short</text>'
-                   f'<title>{e(human_us(b - a))} drawn short (each mark in it says its time)</title></g>')
+                   f'y="{y - 2}" text-anchor="middle">{e(duration_rounded(b - a))} drawn short</text>'
+                   f'<title>{e(duration_rounded(b - a))} drawn short (each mark in it says its time)</title></g>')
     return out
 
 
@@ -174,8 +173,8 @@ def timeline_svg(tl: Timeline, title: str) -> str:
         w = max(x(s.end_us) - x(s.start_us), 1.5)
         stroke = ' stroke="#5c6bc0"' if not s.value else ""
         parts.append(f'<rect class="span" x="{x(s.start_us):.1f}" y="{y + 3}" width="{w:.1f}" height="{row_h - 6}" '
-                     f'fill="{colour}"{stroke}><title>{e(s.label)}: {e(human_us(s.start_us))} to '
-                     f'{e(human_us(s.end_us))}</title></rect>')
+                     f'fill="{colour}"{stroke}><title>{e(s.label)}: {e(duration_rounded(s.start_us))} to '
+                     f'{e(duration_rounded(s.end_us))}</title></rect>')
         if s.value and w > 8 * len(s.value):
             parts.append(f'<text x="{x(s.start_us) + 3:.1f}" y="{y + 15}">{e(s.value)}</text>')
     lane_row = {INPUTS: (INPUTS, "inputs"), EVENTS: (EVENTS, "events"), TIMES: (TIMES, "verdict times"),
@@ -188,7 +187,7 @@ def timeline_svg(tl: Timeline, title: str) -> str:
                      + (' stroke-dasharray="3 2"/>' if m.kind == "expected" else "/>")
                      + ("" if squeezed(m.t_us) else       # a label in a compressed stretch would only overlap the others
                         f'<text x="{x(m.t_us) + 3:.1f}" y="{y + 8 + (i % 2) * 9}" fill="{c}">{e(m.label)}</text>')
-                     + f'<title>{e(human_us(m.t_us))} ({m.t_us} us): {e(m.detail or m.label)}</title></g>')
+                     + f'<title>{e(duration_rounded(m.t_us))} ({m.t_us} us): {e(m.detail or m.label)}</title></g>')
     parts.append("</svg>")
     return "".join(parts)
 
@@ -209,10 +208,10 @@ def histogram_svg(values: list[int], title: str) -> str:
         bh = (n / top) * (h - 20) if top else 0
         a, b = lo + i * width_us, lo + (i + 1) * width_us
         parts.append(f'<rect x="{left + i * bar:.1f}" y="{h - bh + 0:.1f}" width="{bar - 1:.1f}" height="{bh:.1f}" '
-                     f'fill="#5c6bc0"><title>{e(human_us(round(a)))} to {e(human_us(round(b)))}: {n}</title></rect>')
+                     f'fill="#5c6bc0"><title>{e(duration_rounded(round(a)))} to {e(duration_rounded(round(b)))}: {n}</title></rect>')
     parts.append(f'<line x1="{left}" x2="{left + w}" y1="{h}" y2="{h}" stroke="#999"/>'
-                 f'<text x="{left}" y="{h + 14}">{e(human_us(lo))}</text>'
-                 f'<text x="{left + w}" y="{h + 14}" text-anchor="end">{e(human_us(hi))}</text></svg>')
+                 f'<text x="{left}" y="{h + 14}">{e(duration_rounded(lo))}</text>'
+                 f'<text x="{left + w}" y="{h + 14}" text-anchor="end">{e(duration_rounded(hi))}</text></svg>')
     return "".join(parts)
 
 
@@ -233,15 +232,15 @@ def _latency_section(doc: dict) -> list[str]:
                 continue
             if len(vals) < HISTOGRAM_MIN:
                 few.append(f'<tr data-latency="{e(key)}" data-kind="{e(kind)}"><td>{e(kind)}</td><td>{e(key)}</td>'
-                           f'<td class="n">{len(vals)}</td><td class="n">{e(human_us(vals[0]))}</td>'
-                           f'<td class="n">{e(human_us(_pct(vals, 50)))}</td><td class="n">{e(human_us(vals[-1]))}</td>'
+                           f'<td class="n">{len(vals)}</td><td class="n">{e(duration_rounded(vals[0]))}</td>'
+                           f'<td class="n">{e(duration_rounded(_pct(vals, 50)))}</td><td class="n">{e(duration_rounded(vals[-1]))}</td>'
                            f'<td class="muted">{e(what)}</td></tr>')
                 continue
             out.append(f'<figure data-latency="{e(key)}" data-kind="{e(kind)}">'
                        + histogram_svg(vals, f"{kind} {key}: {what}")
-                       + f'<figcaption>{len(vals)} races; median {e(human_us(_pct(vals, 50)))}, '
-                       + (f'p99 {e(human_us(_pct(vals, 99)))}' if len(vals) >= 100 else
-                          f'max {e(human_us(vals[-1]))} (too few races for a p99)')
+                       + f'<figcaption>{len(vals)} races; median {e(duration_rounded(_pct(vals, 50)))}, '
+                       + (f'p99 {e(duration_rounded(_pct(vals, 99)))}' if len(vals) >= 100 else
+                          f'max {e(duration_rounded(vals[-1]))} (too few races for a p99)')
                        + '</figcaption></figure>')
     if few:
         out.append(f'<table class="few-samples"><tr><th>kind</th><th>figure</th><th>races</th><th>min</th>'
@@ -327,7 +326,7 @@ def report_html(doc: dict, source: str = "") -> str:
            f'<style>{CSS}</style></head><body data-schema="{e(doc.get("schema"))}">',
            f'<script>{CATCH_ERRORS}</script>',
            f'<h1>unohil report</h1><p class="muted">{e(source)} &middot; started {e(started)}, took '
-           f'{e(human_us(round(doc.get("duration_s", 0) * 1e6)))}</p>',
+           f'{e(duration_rounded(round(doc.get("duration_s", 0) * 1e6)))}</p>',
            '<section id="summary"><h2>Summary</h2><table>']
     for key in ("scenarios", "passed", "failed", "flaky", "link_error", "error", "skipped", "races"):
         out.append(f'<tr><th>{key}</th><td class="n {key[:4] if key != "passed" else "pass"}" data-count="{key}">'
@@ -370,9 +369,9 @@ def bench_html(doc: dict, source: str = "") -> str:
     def figure(vals: list, title: str, key: str, kind: str) -> str:
         vals = sorted(vals)
         return (f'<figure data-latency="{e(key)}" data-kind="{e(kind)}">' + histogram_svg(vals, title)
-                + f'<figcaption>{len(vals)} samples; median {e(human_us(_pct(vals, 50)))}, '
-                + (f'p99 {e(human_us(_pct(vals, 99)))}' if len(vals) >= 100 else
-                   f'max {e(human_us(vals[-1]))} (too few samples for a p99)') + '</figcaption></figure>')
+                + f'<figcaption>{len(vals)} samples; median {e(duration_rounded(_pct(vals, 50)))}, '
+                + (f'p99 {e(duration_rounded(_pct(vals, 99)))}' if len(vals) >= 100 else
+                   f'max {e(duration_rounded(vals[-1]))} (too few samples for a p99)') + '</figcaption></figure>')
 
     for kind, unit in doc.get("units", {}).items():
         spread = ", ".join(f"{k} {v}" for k, v in unit.get("outcomes", {}).items())

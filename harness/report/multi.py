@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import datetime, timezone
 
 from unohil.harness.report.html import CATCH_ERRORS, CSS, _pct, e
-from unohil.harness.report.units import human_us
+from unohil.harness.text import duration_rounded
 from unohil.harness.store.compare import DEVICE_FIGURES, compare
 
 MULTI_CSS = """
@@ -37,7 +37,7 @@ def _trend_svg(points: list[dict], title: str) -> str:
     top = max(max(p["p99"], p["p50"]) for p in points) or 1
     step = w / max(len(points) - 1, 1)
     out = [f'<svg class="trend" width="{left + w + 30}" height="{h + 40}" role="img" aria-label="{e(title)}">',
-           f'<text x="{left}" y="12">{e(title)}</text>', f'<text x="2" y="24">{e(human_us(top))}</text>',
+           f'<text x="{left}" y="12">{e(title)}</text>', f'<text x="2" y="24">{e(duration_rounded(top))}</text>',
            f'<line x1="{left}" x2="{left + w}" y1="{h}" y2="{h}" stroke="#999"/>']
     for key, colour in LINES:
         xy = " ".join(f"{left + i * step:.1f},{h - p[key] / top * (h - 24):.1f}" for i, p in enumerate(points))
@@ -61,8 +61,8 @@ def _trends(runs: list[tuple[str, dict]]) -> list[str]:
                                "max": vals[-1] if vals else 0})
             if not any(p["n"] for p in points):
                 continue
-            rows = "".join(f'<tr><td>run {i + 1}</td><td class="n">{p["n"]}</td><td class="n">{e(human_us(p["p50"]))}'
-                           f'</td><td class="n">{e(human_us(p["p99"]))}</td><td class="n">{e(human_us(p["max"]))}</td></tr>'
+            rows = "".join(f'<tr><td>run {i + 1}</td><td class="n">{p["n"]}</td><td class="n">{e(duration_rounded(p["p50"]))}'
+                           f'</td><td class="n">{e(duration_rounded(p["p99"]))}</td><td class="n">{e(duration_rounded(p["max"]))}</td></tr>'
                            for i, p in enumerate(points))
             out.append(f'<figure data-trend="{e(figure)}" data-kind="{e(kind)}">'
                        + _trend_svg(points, f"{kind} {figure}")
@@ -88,8 +88,8 @@ def _change(i: int, a: tuple[str, dict], b: tuple[str, dict]) -> list[str]:
         out.append('<table class="moved"><tr><th>figure that moved</th><th>median before</th><th>after</th><th>races</th>'
                    '<th>P(A&lt;B)</th><th>p</th></tr>'
                    + "".join(f'<tr class="{"regression" if m.slower else ""}"><td>{e(m.scope)}: {e(m.figure)} '
-                             f'({"slower" if m.slower else "faster"})</td><td class="n">{e(human_us(m.median[0]))}</td>'
-                             f'<td class="n">{e(human_us(m.median[1]))}</td><td class="n">{m.n[0]}/{m.n[1]}</td>'
+                             f'({"slower" if m.slower else "faster"})</td><td class="n">{e(duration_rounded(m.median[0]))}</td>'
+                             f'<td class="n">{e(duration_rounded(m.median[1]))}</td><td class="n">{m.n[0]}/{m.n[1]}</td>'
                              f'<td class="n">{m.p_hat:.2f}</td><td class="n">{m.p_value:.2g}</td></tr>' for m in c.moved)
                    + "</table>")
     if not c.any:

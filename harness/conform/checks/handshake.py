@@ -39,8 +39,8 @@ def identity(cs):
 @check("4.2", "IDENTITY.caps: no capability of another unit kind (PR-4)", decisions=("PR-4",),
        when=lambda cs: any(c not in cat.UNITS[cs.kind].capabilities for c in cat.ENUM_VALUES["capability"]))
 def caps_of_the_kind(cs):
-    foreign = [c for c, bit in cat.ENUM_VALUES["capability"].items()
-               if c not in cat.UNITS[cs.kind].capabilities and cs.ident.caps >> bit & 1]
+    foreign = [c for c in cat.ENUM_VALUES["capability"]
+               if c not in cat.UNITS[cs.kind].capabilities and cat.has_capability(cs.ident.caps, c)]
     expect(not foreign, f"caps {cs.ident.caps:#06x} sets {', '.join(foreign)}, not a capability of the "
                         f"{cs.kind} unit: hosts would look for a behaviour it cannot have")
 
