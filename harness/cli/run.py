@@ -14,10 +14,11 @@ from unohil.harness.outcome import Outcome, tally
 from unohil.harness.report.console import FORMATS, PROGRESS_EVERY_S, LiveReport, choose_format, print_summary
 from unohil.harness.report.files import check_outputs, write_outputs
 from unohil.harness.report.junit import junit_xml
-from unohil.harness.report.results_json import results_json_chunks
+from unohil.harness.report.results_json import results_json_chunks, scenario_json
 from unohil.harness.cli import plan
 from unohil.harness.run.parallel import Rack, Workers
 from unohil.harness.run.pool import unserved_reason
+from unohil.harness.run.result_store import ResultStore
 from unohil.harness.run.results import ScenarioResult
 from unohil.harness.run.runner import Runner
 from unohil.harness.scenarios.library import library_paths
@@ -109,9 +110,9 @@ def main(args) -> int:
     if how_long:
         console.print(how_long, markup=False, highlight=False, soft_wrap=True)
         console.file.flush()
-    with StopRequest() as stop:
+    with StopRequest() as stop, _store(args) as store:
         try:
-            run = _Run(console, fmt, args, stop)
+            run = _Run(console, fmt, args, stop, store)
             results = run.all(scenarios, by_kind, rack)
             stop.finishing()            # from here a signal changes nothing: the units are settled and
             if stop.signum is not None:     # what was found is written
@@ -120,7 +121,13 @@ def main(args) -> int:
             stop.finishing()
             health, devices = rack.health(), rack.describe()
             rack.close()
-        return _report(console, fmt, args, started, scenarios, results, rack, health, devices, stop)
+        return _report(console, fmt, args, started, scenarios, results, rack, health, devices, stop, store)
+
+
+def _store(args) -> ResultStore:
+    """Where each finished scenario's races go (run/result_store.py): a long run's memory stays flat."""
+    from unohil.harness.report.verdicts import outcome_text
+    return ResultStore(args.json, outcome_text, scenario_json if args.json else None)
 
 
 def _rig_rack(args) -> Rack:
@@ -134,7 +141,7 @@ def _rig_rack(args) -> Rack:
 
 
 def _report(console: Console, fmt: str, args, started: float, scenarios, results: list[ScenarioResult], rack: Rack,
-            health, devices, stop: StopRequest) -> int:
+            health, devices, stop: StopRequest, store: ResultStore) -> int:
     """The console's account, then every output on its own (whatever the console did); the exit status."""
     counts = tally(r.status for r in results)
     interrupted = None
@@ -146,7 +153,7 @@ def _report(console: Console, fmt: str, args, started: float, scenarios, results
             console.print(f"{stop.reason()}: {interrupted['not_run']} scenario(s) not run")
     finally:
         failures = write_outputs([
-            ("--json", args.json, lambda: results_json_chunks(results, health, devices, started, interrupted)),
+            ("--json", args.json, lambda: results_json_chunks(results, health, devices, started, interrupted, store)),
             ("--junit", args.junit, lambda: junit_xml("unohil", [r.record() for r in results], devices)),
         ])
     failures += [f"--trace {d.trace.failure}" for d in rack.drivers if d.trace is not None and d.trace.failure]
@@ -165,8 +172,9 @@ class _Run:
     """The scenarios on the rack's runners, shown as they go (LiveReport); on a signal, what finished
     plus what was cut short."""
 
-    def __init__(self, console: Console, fmt: str, args, stop: StopRequest):
+    def __init__(self, console: Console, fmt: str, args, stop: StopRequest, store: ResultStore):
         self.console = console
+        self.store = store
         self.fmt = fmt
         self.args = args
         self.stop = stop
@@ -192,7 +200,7 @@ class _Run:
                 i = place[id(sc)]
                 self.busy[i] = runner.d, threading.current_thread()
                 live.scenario_started(sc)
-                res = runner.run(sc)
+                res = self.store.put(runner.run(sc))
                 self._finished(i, res)
                 return res
 
