@@ -212,6 +212,40 @@ def test_ctrl_c_during_start_up_is_one_line_and_130(tmp_path, command):
     assert (proc.returncode, err) == (130, "interrupted by SIGINT\n")
 
 
+PROJECT_FILES = ("/harness/", "/protocol/", "/emulator/", "/fixtures/")
+
+
+def _early_outcome(command: list[str], delay_s: float) -> str:
+    """SIGINT delay_s after the command was spawned: what came of it."""
+    proc = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        time.sleep(delay_s)
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+    if (proc.returncode, err) == (130, "interrupted by SIGINT\n"):
+        return "one line"
+    if (proc.returncode, err) == (-signal.SIGINT, ""):
+        return "before the interpreter's handler"       # the default action: ended by the signal, silently
+    # The interpreter's own start-up (site, the import machinery finding the package): before any code of
+    # ours ran. A traceback through a file of the project is one the project could have prevented.
+    assert "Traceback" in err and not any(part in err for part in PROJECT_FILES), err
+    return "the interpreter's start-up"
+
+
+@pytest.mark.parametrize("script", [True, False], ids=["unohil script", "python -m"])
+def test_ctrl_c_in_the_first_milliseconds_is_one_line_or_the_interpreters_own(script):
+    """SIGINT at several moments of a command's first ~40 ms (a loaded host stretches them): from the first
+    line of the project's code on (harness/__init__.py, before any command module loads) the answer is one
+    line and 130; before it only the interpreter's own start-up runs (its traceback or its silent default)."""
+    command = [str(Path(sys.executable).parent / "unohil"), "run"] if script else CLI + ["run"]
+    if script and not Path(command[0]).exists():
+        pytest.skip("no unohil script beside this interpreter")
+    seen = [_early_outcome(command, ms / 1000) for ms in (0, 2, 5, 10, 15, 20, 25, 30, 40, 60, 80, 120)]
+    assert "one line" in seen, seen
+
+
 # ---- output-path mistakes: one message each, before anything runs ----
 
 @pytest.fixture
