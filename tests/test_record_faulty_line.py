@@ -70,3 +70,12 @@ def test_a_race_run_again_is_recorded_once_as_the_try_that_counted(tmp_path):
     twice = segments_of(records[:second] + again + records[second:])
     assert [(s.name, s.race) for s in twice] == [(s.name, s.race) for s in once]
     assert twice[0].start_us == once[0].start_us + shift
+
+
+def test_a_switch_moved_mid_game_is_recorded_as_a_physical_step_and_round_trips(tmp_path, capsys):
+    short_turns = ROOT / "fixtures" / "scenarios" / "flash" / "short_turns.yaml"
+    rec = _recorded(tmp_path, _trace(tmp_path, [short_turns], "emu://flash?clock=virtual"))
+    moved = [st.switches for sc in load_paths([rec]) for st in sc.steps if st.action == "physical"]
+    assert {"speed_switch": "four_seconds"} in moved
+    capsys.readouterr()
+    assert main(["run", str(rec), "-q", "--format", "lines"]) == 0, capsys.readouterr().out[-3000:]

@@ -86,8 +86,9 @@ def _steps(seg: Segment, unit) -> list[dict]:
             roles = rl.at_time(unit.roles, seg.events, anchor)
             role = roles.role_of(unit.roles.buttons.index(edge.input)) if roles is not None else None
             target = role or target
-        step: dict = {edge.action: target, "at": at}
-        if edge.value:
+        position = _switch_position(seg.kind, edge) if edge.error is None else None
+        step: dict = {"physical": {edge.input: position}, "at": at} if position else {edge.action: target, "at": at}
+        if edge.value and not position:
             step["value"] = edge.value
         if edge.error is not None:
             step["error"] = edge.error
@@ -101,6 +102,14 @@ def _steps(seg: Segment, unit) -> list[dict]:
         steps.append({"config": dict(values), "at": f"previous + {t - prev}"})
         prev = t
     return steps
+
+
+def _switch_position(kind: str, edge) -> str | None:
+    """The position a switch edge put its switch in (a `physical:` step says it so), None if not a switch's."""
+    for position, (action, value) in cat.UNITS[kind].switches.get(edge.input, {}).items():
+        if action == edge.action and value == edge.value:
+            return position
+    return None
 
 
 def _expect(seg: Segment, unit) -> dict:
