@@ -50,6 +50,7 @@ class Segment:
     config_steps: list[tuple[int, dict[str, int]]] = field(default_factory=list)   # set mid-piece: (time, values)
     end_us: int | None = None           # the latest device time heard when the host reset the unit after it
     end_seq: int | None = None          # and the latest event_seq
+    epoch: int = 0                      # the unit's boots seen before it (its device time restarts at each)
 
 
 def edge_of(f: Frame, unit: cat.UnitDef) -> Edge:
@@ -85,6 +86,7 @@ class Segmenter:
         self._raced = False                     # the harness notes its races: only those cut
         self._last_dev: int | None = None       # the latest device time heard
         self._last_seq: int | None = None       # the latest event_seq heard (u16, compared modulo)
+        self._epoch = 0                         # boots seen: a BOOT, or a reply whose device time went back
         self._between = False                   # after a RESET, before the next race: the harness's setup
         self._boots = 0
 
@@ -120,6 +122,13 @@ class Segmenter:
     def _received(self, f: Frame) -> None:
         m = f.msg
         name = m.NAME
+        if m.KIND != "event" and f.dev_us is not None and self._last_dev is not None and f.dev_us < self._last_dev:
+            # a reply is never late: the unit's clock went back, it rebooted (its BOOT lost on the line)
+            self._epoch += 1
+            self._last_dev = self._last_seq = None
+        if name == "BOOT":
+            self._epoch += 1
+            self._last_dev = self._last_seq = None
         if f.dev_us is not None:
             self._last_dev = f.dev_us if self._last_dev is None else max(self._last_dev, f.dev_us)
         if m.KIND == "event" and (self._last_seq is None or _later(m.event_seq, self._last_seq)):
@@ -157,7 +166,8 @@ class Segmenter:
             return
         unit = cat.UNITS[self.kind]
         seg = self.segments[-1] if self.segments else None
-        if seg is not None and seg.start_us >= 0 and f.dev_us is not None and f.dev_us < seg.start_us:
+        if seg is not None and seg.epoch == self._epoch and seg.start_us >= 0 and f.dev_us is not None \
+                and f.dev_us < seg.start_us:
             self._late(f, unit)
             return
         if name == "STATE":
@@ -177,7 +187,7 @@ class Segmenter:
         the race's it came in, when it came before the host reset the unit after that race; the set-up
         before this piece (a switch put where the race starts) when it came after the last one; anything
         older, a copy of what was heard long ago, is left out."""
-        for seg in reversed(self.segments[:-1]):
+        for seg in reversed([x for x in self.segments[:-1] if x.epoch == self._epoch]):
             # by device time, and at the reset's very time by event_seq (the next set-up's edges come after)
             if seg.end_us is not None and seg.start_us <= f.dev_us <= seg.end_us and not (
                     seg.end_seq is not None and _later(f.msg.event_seq, seg.end_seq)):
@@ -185,7 +195,7 @@ class Segmenter:
                 if f.msg.NAME == "INPUT_SEEN":
                     seg.edges.append(edge_of(f, unit))
                 return
-        before = self.segments[-2] if len(self.segments) > 1 else None
+        before = self.segments[-2] if len(self.segments) > 1 and self.segments[-2].epoch == self._epoch else None
         after_it = before is None or before.end_us is None or f.dev_us > before.end_us or (
             f.dev_us == before.end_us and before.end_seq is not None and _later(f.msg.event_seq, before.end_seq))
         if f.msg.NAME == "INPUT_SEEN" and after_it:
@@ -231,7 +241,7 @@ class Segmenter:
             seed = empty.seed if seed is None else seed
         seg = Segment(kind=self.kind, start_us=start_us if start_us is not None else -1, config=dict(self.config),
                       seed=seed, physical={**unit.boot_positions, **self.positions},
-                      reference_rng=cat.has_capability(self.caps, "reference_rng"), **about)
+                      reference_rng=cat.has_capability(self.caps, "reference_rng"), epoch=self._epoch, **about)
         self.segments.append(seg)
         return seg
 
