@@ -13,7 +13,31 @@ submodule of this package, and must not pay for the driver, the links and the ca
 """
 from __future__ import annotations
 
+import _signal          # the interpreter's own (signal's enums cost milliseconds to import: a window)
 import importlib
+import os
+import sys
+
+
+def _started_as_the_command() -> bool:
+    """Whether this process is the command line (the `unohil` script, `python -m unohil.harness.cli`),
+    not a program that imports it (a test, a user's script), whose signals are its own business."""
+    argv = getattr(sys, "orig_argv", sys.argv)
+    return os.path.basename(sys.argv[0]) == "unohil" or any(
+        a == "-m" and b in ("unohil.harness.cli", "unohil.harness.cli.__main__") for a, b in zip(argv, argv[1:]))
+
+
+def _interrupted_at_start_up(signum, _frame) -> None:
+    # os.write: a print here could land in the middle of another print's buffer
+    os.write(2, b"interrupted by SIGINT\n")
+    raise SystemExit(128 + signum)      # SystemExit: the interpreter ends quietly, wherever it was
+
+
+if _started_as_the_command() and _signal.getsignal(_signal.SIGINT) is not _signal.SIG_IGN:
+    # The first project code to run: Ctrl-C from here on is one line, not a traceback from whatever module
+    # was loading. (Before this line only the interpreter's own start-up runs.) A SIGINT ignored by
+    # inheritance (`&`) stays ignored until app.main decides.
+    _signal.signal(_signal.SIGINT, _interrupted_at_start_up)
 
 _FROM = {
     **dict.fromkeys(("CommandTimeout", "DeviceMismatch", "DeviceReset", "DeviceURLError", "HarnessError",

@@ -15,10 +15,12 @@ from unohil.harness.report.console import FORMATS, PROGRESS_EVERY_S, LiveReport,
 from unohil.harness.report.files import check_outputs, write_outputs
 from unohil.harness.report.junit import junit_xml
 from unohil.harness.report.metrics import metrics_text
-from unohil.harness.report.results_json import plain, results_json, results_json_chunks
+from unohil.harness.report.results_json import (plain, results_json, results_json_chunks, scenario_json,
+                                                with_stored_races)
 from unohil.harness.cli import plan
 from unohil.harness.run.parallel import Rack, Workers
 from unohil.harness.run.pool import unserved_reason
+from unohil.harness.run.result_store import ResultStore
 from unohil.harness.run.results import ScenarioResult
 from unohil.harness.run.runner import Runner
 from unohil.harness.scenarios.library import library_paths
@@ -121,9 +123,9 @@ def main(args) -> int:
     if how_long:
         console.print(how_long, markup=False, highlight=False, soft_wrap=True)
         console.file.flush()
-    with StopRequest() as stop:
+    with StopRequest() as stop, _store(args) as store:
         try:
-            run = _Run(console, fmt, args, stop)
+            run = _Run(console, fmt, args, stop, store)
             results = run.all(scenarios, by_kind, rack)
             stop.finishing()            # from here a signal changes nothing: the units are settled and
             if stop.signum is not None:     # what was found is written
@@ -132,7 +134,15 @@ def main(args) -> int:
             stop.finishing()
             health, devices = rack.health(), rack.describe()
             rack.close()
-        return _report(console, fmt, args, started, scenarios, results, rack, health, devices, stop)
+        return _report(console, fmt, args, started, scenarios, results, rack, health, devices, stop, store)
+
+
+def _store(args) -> ResultStore:
+    """Where each finished scenario's races go (run/result_store.py): a long run's memory stays flat."""
+    from unohil.harness.report.verdicts import outcome_text
+    # a results store (--store) records every race, so the races go to disk for it as for --json
+    keep_races = args.json or configured(args.store)
+    return ResultStore(args.json, outcome_text, scenario_json if keep_races else None)
 
 
 def _rig_rack(args) -> Rack:
@@ -146,7 +156,7 @@ def _rig_rack(args) -> Rack:
 
 
 def _report(console: Console, fmt: str, args, started: float, scenarios, results: list[ScenarioResult], rack: Rack,
-            health, devices, stop: StopRequest) -> int:
+            health, devices, stop: StopRequest, store: ResultStore) -> int:
     """The console's account, then every output on its own (whatever the console did); the exit status."""
     counts = tally(r.status for r in results)
     interrupted = None
@@ -155,14 +165,16 @@ def _report(console: Console, fmt: str, args, started: float, scenarios, results
 
     def summary_doc() -> dict:
         """The results document without the races' events: what the metrics and the store read."""
-        return plain(results_json(results, health, devices, started, interrupted, events=False))
+        doc = plain(results_json(results, health, devices, started, interrupted, events=False))
+        doc["scenarios"] = with_stored_races(doc["scenarios"], results, store)
+        return doc
     try:
         print_summary(console, fmt, results, health, quiet=args.quiet, seconds=time.time() - started)
         if interrupted:
             console.print(f"{stop.reason()}: {interrupted['not_run']} scenario(s) not run")
     finally:
         failures = write_outputs([
-            ("--json", args.json, lambda: results_json_chunks(results, health, devices, started, interrupted)),
+            ("--json", args.json, lambda: results_json_chunks(results, health, devices, started, interrupted, store)),
             ("--junit", args.junit, lambda: junit_xml("unohil", [r.record() for r in results], devices)),
             ("--metrics", args.metrics, lambda: metrics_text(summary_doc())),
         ])
@@ -184,8 +196,9 @@ class _Run:
     """The scenarios on the rack's runners, shown as they go (LiveReport); on a signal, what finished
     plus what was cut short."""
 
-    def __init__(self, console: Console, fmt: str, args, stop: StopRequest):
+    def __init__(self, console: Console, fmt: str, args, stop: StopRequest, store: ResultStore):
         self.console = console
+        self.store = store
         self.fmt = fmt
         self.args = args
         self.stop = stop
@@ -212,7 +225,7 @@ class _Run:
                 i = place[id(sc)]
                 self.busy[i] = runner.d, threading.current_thread()
                 live.scenario_started(sc)
-                res = runner.run(sc)
+                res = self.store.put(runner.run(sc))
                 self._finished(i, res)
                 return res
 

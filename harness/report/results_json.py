@@ -45,16 +45,21 @@ def json_text(doc: dict) -> str:
 
 
 def results_json_chunks(results: list[ScenarioResult], health: LinkHealth, devices: list[dict], started: float,
-                        interrupted: dict | None = None):
+                        interrupted: dict | None = None, store=None):
     """The text of results_json, a scenario at a time: the whole document (every race's events as
     dicts, then as one string) never exists at once, so writing a long run's file costs the memory
-    of its largest scenario, not of the run."""
+    of its largest scenario, not of the run. store: a run/result_store.py ResultStore holding the
+    text of the scenarios put there as they ended (read back a piece at a time)."""
     head = results_json([], health, devices, started, interrupted)
     head["summary"] = _summary(results)
     del head["scenarios"]
     yield json.dumps(head, indent=1, default=str)[:-2] + ',\n "scenarios": ['
     for i, r in enumerate(results):
-        yield ("," if i else "") + "\n" + json.dumps(_with_events(r), indent=1, default=str)
+        yield ("," if i else "") + "\n"
+        if store is not None and store.holds(r):
+            yield from store.text(r)
+        else:
+            yield scenario_json(r)
     yield "\n ]\n}\n"
 
 
@@ -83,7 +88,26 @@ def results_part(results: list[ScenarioResult], health: LinkHealth, devices: lis
 
 def _summary(results: list[ScenarioResult]) -> dict:
     return {"scenarios": len(results), **tally(r.status for r in results), "flaky": sum(r.flaky for r in results),
-            "races": sum(len(r.races) for r in results)}
+            "races": sum(r.race_count() for r in results)}
+
+
+def scenario_json(res: ScenarioResult) -> str:
+    """One scenario's part of the results file: its figures and every race, with the race's events."""
+    return json.dumps(_with_events(res), indent=1, default=str)
+
+
+def with_stored_races(scenarios: list[dict], results: list[ScenarioResult], store) -> list[dict]:
+    """scenarios (results_json's, without events) with every race of those whose races went to the
+    run's result store (a kept result holds only its failures), read back from it without their events:
+    the document a results store records."""
+    out = []
+    for sc, res in zip(scenarios, results):
+        if store is not None and store.holds(res):
+            sc = json.loads("".join(store.text(res)))
+            for race in sc["results"]:
+                race.pop("events", None)
+        out.append(sc)
+    return out
 
 
 def _with_events(res: ScenarioResult) -> dict:
