@@ -36,7 +36,7 @@ class Launcher(UnitModel):
     STATES = STATE
     POWER_ON = STATE.ready
     IDLE_STATES = (STATE.ready, STATE.door_open)
-    OPTIONS = {"card_capacity": (60, 1, 254)}
+    OPTIONS = {"card_capacity": (98, 1, 254)}   # LA-14: 112 cards less a two-player deal
 
     def __init__(self, core, **options):
         super().__init__(core, **options)
