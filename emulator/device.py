@@ -274,10 +274,16 @@ class Device:
 
     def emit(self, cls, at: int | None = None, **fields) -> None:
         """Emit an event now (or with header time at). Held while a command is answered."""
+        verdict = cls in _VERDICT_CLASSES
         if at is None:
             at = self._stamp
-            if at is None or cls in _VERDICT_CLASSES:
+            if at is None:
                 at = self.now()
+            elif verdict:
+                # produced now, and never before the work it closes began (a lagging timer's: its stamp)
+                at = max(self.now(), at)
+        if verdict and self._stamp is not None:
+            self._stamp = at        # PR-7: what the verdict brings in this work (STATE, lights...) carries its time
         if self._held is not None:
             self._held.append((cls, fields, at))
         else:

@@ -2,8 +2,8 @@
 
 rng=python gives the unit another allowed generator instead of SPEC 6's reference one (its
 reference_rng bit clear), without=CAP,... clears optional capabilities, landing_sensor=0 takes the
-Showdown's landing sensor away, timer_lag_us=L stamps every timer event L us after its scheduled
-time (PR-1 allows it): the variants a harness must be right about. inject_queue=N reports (and
+Showdown's landing sensor away, false_start_launch=0 makes its false starts throw nothing (SD-3),
+timer_lag_us=L stamps every timer event L us after its scheduled time (PR-1 allows it): the variants a harness must be right about. inject_queue=N reports (and
 holds) N pending stimuli instead of SPEC 4.8's 16: a unit the harness must recognise as not conforming.
 serial=N is the unit's serial; unlike a served emulator's (pid * 4096 + i) it defaults to 1: the
 unit is private to this process and never claimed, and its seed and serial seed its faulty line and
@@ -32,7 +32,7 @@ DEFAULT_URL = "emu://showdown?clock=virtual"
 _OPTIONS = {
     "seed": int, "clock": str, "serial": int, "card_capacity": int, "players": int,
     "boot_time_us": int, "drift_ppm": float, "host_offset_us": int, "faults": str, "without": str,
-    "landing_sensor": int, "rng": str, "timer_lag_us": int, "inject_queue": int, "baud": str,
+    "landing_sensor": int, "false_start_launch": int, "rng": str, "timer_lag_us": int, "inject_queue": int, "baud": str,
     "split_burst": str,
 }
 # a slow line's options, given apart from faults= for reading's sake: they are items of the line's spec
