@@ -141,3 +141,24 @@ def test_a_launcher_of_sixty_cards_cannot_load_a_two_player_game():
     bad = failed(report)
     assert any("loads the rest of the deck" in name for name in bad), bad
     assert report.verdict == "DOES NOT CONFORM"
+
+
+def test_a_unit_that_throws_nothing_passes_the_false_starts_and_the_rig_scenarios():
+    """SD-3's documents' form, through a rig: the red lamp swings at once, no solenoid is watched for."""
+    from unohil.harness.outcome import Outcome
+    from unohil.harness.rig.links import open_rig_unit
+    from unohil.harness.run.runner import Runner
+    from unohil.harness.scenarios.load import load_paths
+    from unohil.harness.scenarios.library import library_paths
+    files = [p for p in load_paths(library_paths("showdown"))
+             if p.file.endswith(("rig.yaml", "false_start.yaml"))]
+    d = open_rig_unit("emu://showdown?false_start_launch=0", "emurig://")
+    try:
+        results = {sc.name: Runner(d).run(sc) for sc in files}
+    finally:
+        d.close()
+    assert not [name for name, r in results.items() if r.status not in (Outcome.PASS, Outcome.SKIP)]
+    passed = {name for name, r in results.items() if r.status is Outcome.PASS}
+    assert "through a rig a false start's red lamp swings to the false starter at once" in passed
+    assert "a false start throws nothing, on a unit that does not throw then; the false starter takes the cards" \
+        in passed
