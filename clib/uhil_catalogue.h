@@ -290,6 +290,10 @@ enum uhil_rig_state {
 #define UHIL_CAP_FALSE_START_LAUNCH_BIT 8u
 #define UHIL_CAP_FALSE_START_LAUNCH (1u << 8)
 
+/* IDENTITY.card_capacity of the units that hold cards (SPEC 7: SD-10, 9: LA-14) */
+#define UHIL_SHOWDOWN_CARD_CAPACITY 12u
+#define UHIL_LAUNCHER_CARD_CAPACITY 98u
+
 /* parameter ids (SPEC 4.7) */
 #define UHIL_PARAM_RNG_SEED 0x01u
 #define UHIL_PARAM_COUNTDOWN_MIN_US 0x10u

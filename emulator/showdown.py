@@ -11,6 +11,7 @@ t1 + tie_window_us is recorded in the first_press verdict (not a tie).
 from __future__ import annotations
 
 from unohil.protocol import ENUMS, NONE_I32, NONE_U8, NONE_U32, msg
+from unohil.protocol.catalogue import UNITS
 from unohil.protocol.devtime import wrap
 from unohil.protocol.algorithms import countdown, lands_on_b
 
@@ -34,7 +35,7 @@ class Showdown(UnitModel):
     IDLE_STATES = (STATE.empty, STATE.loaded)
     CAPS = DEFAULT_CAPS + ("landing_sensor", "false_start_launch")
     # landing_sensor=0 and false_start_launch=0 are the unit's other forms (SD-11, SD-3)
-    OPTIONS = {"card_capacity": (12, 1, 254), "players": (2, 2, 2), "landing_sensor": (1, 0, 1),
+    OPTIONS = {"card_capacity": (UNITS["showdown"].card_capacity, 1, 254), "players": (2, 2, 2), "landing_sensor": (1, 0, 1),
                "false_start_launch": (1, 0, 1)}
 
     def __init__(self, core, **options):
