@@ -292,11 +292,17 @@ class Device:
 
     def emit(self, cls, at: int | None = None, **fields) -> None:
         """Emit an event now (or with header time at). Held while a command is answered."""
+        verdict = cls in _VERDICT_CLASSES
         if at is None:
             at = self._stamp
-            if at is None or cls in _VERDICT_CLASSES:
+            if at is None:
                 at = self.now()
-        if self.verdict_delay_us and (self._late is not None or cls in _VERDICT_CLASSES):
+            elif verdict:
+                # produced now, and never before the work it closes began (a lagging timer's: its stamp)
+                at = max(self.now(), at)
+        if verdict and self._stamp is not None:
+            self._stamp = at        # PR-7: what the verdict brings in this work (STATE, lights...) carries its time
+        if self.verdict_delay_us and (self._late is not None or verdict):
             if self._late is None:
                 self._late = []
                 self.call_at(self.now() + self.verdict_delay_us, self._late_out)

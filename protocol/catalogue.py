@@ -197,6 +197,7 @@ class UnitDef:
     # apply, rather than going unchecked
     variants: tuple[str, ...] = ()
     valued_inputs: tuple[str, ...] = ()  # inputs whose INPUT.value means something; others take 0 (PR-3)
+    card_capacity: int = 0      # IDENTITY.card_capacity: the cards the unit holds (SD-10, LA-14); 0: it holds none
     # timer event -> the verdict field that carries its scheduled time (PR-1)
     scheduled_times: dict[str, str] = field(default_factory=dict)
     # verdict time field -> the i32 field whose NONE_I32 says it is none (PR-2)
@@ -269,7 +270,7 @@ def _unit(kind: str, raw: dict) -> UnitDef:
                   for name, positions in raw.get("switches", {}).items()},
         latest_after_input={event: ParamBound(str(text)) for event, text in raw["latest_after_input"].items()},
         variants=tuple(raw.get("variants", ())),
-        valued_inputs=tuple(raw.get("valued_inputs", ())),
+        valued_inputs=tuple(raw.get("valued_inputs", ())), card_capacity=raw.get("card_capacity", 0),
         scheduled_times=dict(raw.get("scheduled_times", {})), optional_times=dict(raw.get("optional_times", {})),
         roles=_roles(raw["roles"]) if "roles" in raw else None,
         timers=tuple(_timer(name, t, field_enums) for name, t in raw.get("timers", {}).items()),

@@ -563,13 +563,14 @@ def test_values_still_count_cards_and_speeds():
     assert f.request(msg.INPUT(10, PRESS, 2)).name == "ACK"                  # speed_switch: four_seconds
 
 
+@pytest.mark.parametrize("cap", ["landing_sensor", "false_start_launch"])
 @pytest.mark.parametrize("kind", ["flash", "launcher"])
-def test_landing_sensor_is_a_showdown_capability_only(kind):
+def test_showdown_forms_are_showdown_capabilities_only(kind, cap):
     """PR-4: a unit of another kind keeps the bit clear, and the emulator has no such option for it."""
     ident = Probe(VirtualLink(kind, 1)).request(msg.HELLO(1, 0)).msg
-    assert not ident.caps & (1 << ENUMS["capability"].landing_sensor)
-    with pytest.raises(TypeError, match="landing_sensor"):
-        VirtualLink(kind, 1, landing_sensor=1)
+    assert not ident.caps & (1 << ENUMS["capability"][cap])
+    with pytest.raises(TypeError, match=cap):
+        VirtualLink(kind, 1, **{cap: 1})
 
 
 def test_reset_new_game_turns_lights_off_in_light_then_target_order():
