@@ -156,7 +156,9 @@ def run_bench(url: str | None, races: int, kinds: tuple[str, ...] = ("showdown",
                    "link": "pty", "races": races, "emission_time": "exact", "units": units, "samples": {},
                    "distributions": {}, "ratios": {}})
     targets = [(None, kind) for kind in kinds] if url is None else [(url, None)]
+    result["_not_started"] = [kind or target for target, kind in targets]
     for target, kind in targets:
+        result["_not_started"].pop(0)
         if stop is not None and stop():
             result.setdefault("not_run", []).append(kind or target)
             continue
@@ -182,6 +184,7 @@ def run_bench(url: str | None, races: int, kinds: tuple[str, ...] = ("showdown",
                 proc.wait(timeout=10)
         if origin is None:
             result["emission_time"] = "clock sync"
+    del result["_not_started"]
     if stop is not None and stop():
         result["floors"] = "the link's floors not measured: the run was stopped before them"
         return result
@@ -207,6 +210,10 @@ def cut_short(result: dict, reason: str) -> dict:
     if kind is not None:
         result["units"][kind] = _unit_figures(where, lat, clock(), result["races"])
         result["units"][kind]["interrupted"] = True
+    if not_started := result.pop("_not_started", None):     # the units after the one cut short
+        result.setdefault("not_run", []).extend(not_started)
+    if "distributions" in result and not result["distributions"]:
+        result.setdefault("floors", "the link's floors not measured: the run was stopped before them")
     result["interrupted"] = reason
     return result
 

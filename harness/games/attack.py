@@ -149,7 +149,10 @@ class AttackGame(Game):
 
     def refill(self) -> None:
         t, unit = self.table, self.unit
-        room = unit.capacity - unit.inside
+        # the launcher keeps its cards from round to round (nothing takes cards out of it), so it never
+        # holds more than leaves the next deal its 7 cards a player and a first card: a 98-card magazine
+        # (LA-14) could otherwise swallow the deck of a game of two or more
+        room = min(unit.capacity, len(t.deck) - 7 * len(t.hands) - 1) - unit.inside
         if not t.draw:
             t.reshuffle()
         n = min(room, len(t.draw))
