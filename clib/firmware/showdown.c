@@ -27,47 +27,24 @@ static struct disposition refused(uint8_t error)
 
 /* ---- events ---- */
 
-static void emit(struct unit *u, uint8_t type, struct uhil_msg *m)
-{
-    m->type = type;
-    unit_event(u, m);
-}
-
 static void light(struct showdown *s, struct unit *u, uint8_t which, uint8_t mode, uint8_t target)
 {
-    struct uhil_msg m;
-    memset(&m, 0, sizeof m);
-    m.u.light.light = which;
-    m.u.light.mode = mode;
-    m.u.light.target = target;
     if (which == UHIL_SHOWDOWN_LIGHT_GREEN) {
         s->green_mode = mode;
     } else {
         s->red_mode = mode;
         s->red_target = target;
     }
-    emit(u, UHIL_LIGHT_ID, &m);
-}
-
-static void sound(struct unit *u, uint8_t which, uint16_t arg)
-{
-    struct uhil_msg m;
-    memset(&m, 0, sizeof m);
-    m.u.sound.sound = which;
-    m.u.sound.arg = arg;
-    emit(u, UHIL_SOUND_ID, &m);
+    unit_light(u, which, mode, target);
 }
 
 static void set_state(struct showdown *s, struct unit *u, uint8_t state)
 {
-    struct uhil_msg m;
-    if (state == s->state)
+    uint8_t previous = s->state;
+    if (state == previous)
         return;
-    memset(&m, 0, sizeof m);
-    m.u.state.state = state;
-    m.u.state.previous = s->state;
     s->state = state;
-    emit(u, UHIL_STATE_ID, &m);
+    unit_state(u, state, previous);
 }
 
 static void cards_event(struct unit *u, uint8_t type, uint8_t cards)
@@ -78,7 +55,7 @@ static void cards_event(struct unit *u, uint8_t type, uint8_t cards)
         m.u.sd_cards.cards = cards;
     else
         m.u.sd_countdown.cards = cards;
-    emit(u, type, &m);
+    unit_emit(u, type, &m);
 }
 
 static void arm(struct showdown *s, uint8_t timer, uint32_t at)
@@ -125,8 +102,8 @@ static void launch(struct showdown *s, struct unit *u, uint8_t toward)
     memset(&m, 0, sizeof m);
     m.u.sd_launch.toward = toward;
     m.u.sd_launch.cards = s->in_play;
-    emit(u, UHIL_SD_LAUNCH_ID, &m);
-    sound(u, UHIL_SHOWDOWN_SOUND_LAUNCH, 0);      /* SD-14 */
+    unit_emit(u, UHIL_SD_LAUNCH_ID, &m);
+    unit_sound(u, UHIL_SHOWDOWN_SOUND_LAUNCH, 0);      /* SD-14 */
 }
 
 /* ---- deadlines ---- */
@@ -137,8 +114,8 @@ static void beep(struct showdown *s, struct unit *u, uint32_t t)
     uint32_t next = t + unit_param(u, UHIL_PARAM_BEEP_INTERVAL_US);
     memset(&m, 0, sizeof m);
     m.u.sd_beep.index = s->beep_k;
-    emit(u, UHIL_SD_BEEP_ID, &m);
-    sound(u, UHIL_SHOWDOWN_SOUND_BEEP, s->beep_k);
+    unit_emit(u, UHIL_SD_BEEP_ID, &m);
+    unit_sound(u, UHIL_SHOWDOWN_SOUND_BEEP, s->beep_k);
     s->beep_k++;
     if (uhil_diff(next, s->green_us) < 0)
         arm(s, T_BEEP, next);
@@ -151,9 +128,9 @@ static void green(struct showdown *s, struct unit *u, uint32_t t)
     struct uhil_msg m;
     light(s, u, UHIL_SHOWDOWN_LIGHT_RED, UHIL_LIGHT_MODE_OFF, UHIL_SIDE_NONE);
     light(s, u, UHIL_SHOWDOWN_LIGHT_GREEN, UHIL_LIGHT_MODE_FLASH, UHIL_SIDE_NONE);
-    sound(u, UHIL_SHOWDOWN_SOUND_GO, 0);
+    unit_sound(u, UHIL_SHOWDOWN_SOUND_GO, 0);
     memset(&m, 0, sizeof m);
-    emit(u, UHIL_SD_GREEN_ID, &m);
+    unit_emit(u, UHIL_SD_GREEN_ID, &m);
     set_state(s, u, UHIL_SHOWDOWN_STATE_GO);
     arm(s, T_NO_PRESS, t + unit_param(u, UHIL_PARAM_GO_TIMEOUT_US));
 }
@@ -189,7 +166,7 @@ static void landing(struct showdown *s, struct unit *u, uint32_t t)
             memset(&m, 0, sizeof m);
             m.u.sd_landing.landed_a = on_a;
             m.u.sd_landing.landed_b = on_b;
-            emit(u, UHIL_SD_LANDING_ID, &m);
+            unit_emit(u, UHIL_SD_LANDING_ID, &m);
         }
         if (on_a == on_b)
             verdict(s, u, UHIL_SIDE_NONE, UHIL_SHOWDOWN_REASON_EVEN_SPLIT, second, t, on_a, on_b);
@@ -295,7 +272,7 @@ static struct disposition paddle(struct showdown *s, struct unit *u, uint32_t t,
         s->pressed[side] = 1;
         s->press_us[side] = t;
         light(s, u, UHIL_SHOWDOWN_LIGHT_RED, UHIL_LIGHT_MODE_ON, side);
-        sound(u, UHIL_SHOWDOWN_SOUND_FALSE_START, 0);
+        unit_sound(u, UHIL_SHOWDOWN_SOUND_FALSE_START, 0);
         launch(s, u, side);
         verdict(s, u, side, UHIL_SHOWDOWN_REASON_FALSE_START, t, t, UHIL_NONE_U8, UHIL_NONE_U8);
         return ACTED;
@@ -365,7 +342,7 @@ static void shutdown(void *game, struct unit *u)
         light(s, u, UHIL_SHOWDOWN_LIGHT_GREEN, UHIL_LIGHT_MODE_OFF, UHIL_SIDE_NONE);
     if (s->red_mode != UHIL_LIGHT_MODE_OFF)
         light(s, u, UHIL_SHOWDOWN_LIGHT_RED, UHIL_LIGHT_MODE_OFF, s->red_target);
-    s->timer = T_NONE;
+    power_on(s, u);
 }
 
 static uint8_t state(const void *game) { return ((const struct showdown *)game)->state; }
@@ -390,14 +367,17 @@ static int config_ok(const struct unit *u, uint8_t param, uint32_t value)
 #define SHOWDOWN_CAPS (UHIL_CAP_TEST_MODE | UHIL_CAP_HOST_INPUT | UHIL_CAP_TIME_SYNC | UHIL_CAP_EVENT_RESEND | \
                        UHIL_CAP_CONFIG_SET | UHIL_CAP_REFERENCE_RNG)
 
+static const uint8_t pins[] = {UHIL_SHOWDOWN_INPUT_PADDLE_A, UHIL_SHOWDOWN_INPUT_PADDLE_B,
+                               UHIL_SHOWDOWN_INPUT_TIMER};
+
 const struct game_ops showdown_ops = {
     UHIL_UNIT_KIND_SHOWDOWN, 4, 1u << UHIL_SHOWDOWN_INPUT_LOAD_CARDS, SHOWDOWN_CAPS | UHIL_CAP_LANDING_SENSOR,
-    SHOWDOWN_CAPACITY, 2,
+    SHOWDOWN_CAPACITY, 2, pins, sizeof pins,
     power_on, shutdown, on_input, deadline, run_deadline, state, cards, idle, config_ok
 };
 
 const struct game_ops showdown_ops_no_sensor = {
     UHIL_UNIT_KIND_SHOWDOWN, 4, 1u << UHIL_SHOWDOWN_INPUT_LOAD_CARDS, SHOWDOWN_CAPS,
-    SHOWDOWN_CAPACITY, 2,
+    SHOWDOWN_CAPACITY, 2, pins, sizeof pins,
     power_on, shutdown, on_input, deadline, run_deadline, state, cards, idle, config_ok
 };

@@ -1,7 +1,8 @@
 /* The protocol side of a unit (SPEC 2-4), around a game: commands and replies, NAKs, the header and
  * event sequence numbers, the 64-event ring for EVENT_RESEND, the INJECT queue, configuration, the
- * reference generator and device time. The game (showdown.c) only plays: it gets input edges and its
- * deadline, and emits events through unit_event. One struct unit holds all of it; nothing is global. */
+ * reference generator and device time. The game (showdown.c, flash.c or launcher.c: one per image)
+ * only plays: it gets input edges and its deadline, and emits events through unit_event. One struct
+ * unit holds all of it; nothing is global. */
 #ifndef FW_UNIT_H
 #define FW_UNIT_H
 #include <stddef.h>
@@ -24,10 +25,14 @@ struct game_ops {
     uint16_t valued_inputs;        /* bit i: input i takes a value (PR-3: others refuse a non-zero one) */
     uint16_t caps;                 /* capability mask for IDENTITY (reference_rng included) */
     uint8_t card_capacity, players;
-    /* start in the power-on state, emitting nothing */
+    /* the inputs read from pins: pin i (hal_read_pin(i)) is input pin_inputs[i], for i < n_pins */
+    const uint8_t *pin_inputs;
+    uint8_t n_pins;
+    /* boot: start in the power-on state (switches included), emitting nothing */
     void (*power_on)(void *game, struct unit *u);
-    /* RESET new_game (SPEC 4.9): emit what closes the game, the zeroed counts, the lights off; the
-     * core then calls power_on and emits STATE */
+    /* RESET new_game (SPEC 4.9): emit what closes the game, the zeroed counts, the lights off, and
+     * return to the power-on game state; switches and doors stay where they are. The core then
+     * emits STATE */
     void (*shutdown)(void *game, struct unit *u);
     /* one input edge at device time t */
     struct disposition (*on_input)(void *game, struct unit *u, uint32_t t, uint8_t input, uint8_t action,
@@ -76,7 +81,7 @@ struct unit {
     struct stimulus stimuli[UHIL_INJECT_QUEUE];
     uint16_t stimulus_id;
     uint32_t stimulus_order;
-    uint8_t pins;                  /* last levels of the physical pins */
+    uint16_t pins;                 /* last levels of the physical pins, bit i = pin i */
 };
 
 /* power on: BOOT(power_on) */
@@ -97,5 +102,13 @@ void unit_event(struct unit *u, struct uhil_msg *m);
 void unit_verdict(struct unit *u, struct uhil_msg *m);
 /* events from now on carry time t; returns the previous stamp (restore it after the work) */
 uint32_t unit_stamp(struct unit *u, uint32_t t);
+/* unit_event of a message of type `type`, and the common events (SPEC 4.5), each at u->stamp */
+void unit_emit(struct unit *u, uint8_t type, struct uhil_msg *m);
+void unit_light(struct unit *u, uint8_t light, uint8_t mode, uint8_t target);
+void unit_sound(struct unit *u, uint8_t sound, uint16_t arg);
+void unit_state(struct unit *u, uint8_t state, uint8_t previous);
+/* run the game's deadlines due at or before t, each stamped with its own time: for a kind whose
+ * every deadline comes before an input at the same instant (FL-14, LA-9), called first by on_input */
+void unit_deadlines_until(struct unit *u, uint32_t t);
 
 #endif
