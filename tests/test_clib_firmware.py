@@ -1,10 +1,12 @@
-"""The sample firmware (clib/firmware: the Showdown unit in C on clib, POSIX port on a pty) against the
-harness, as a firmware team would run it against its unit.
+"""The sample firmware (clib/firmware: the Showdown unit, the Flash base and the card launcher in C on
+clib, one POSIX image per kind on a pty) against the harness, as a firmware team would run it against
+its unit.
 
-The quick acceptance run (the protocol checks and one scenario per SPEC decision) runs in every suite. The whole acceptance run (unohil conform:
-CONFORMS, with the reference generator) and the whole Showdown scenario library take ~10 minutes of
-real time on the real clock, so they run when UNOHIL_FIRMWARE_CONFORM=1 (.ci/run sets it, beside the
-rest of the suite)."""
+The quick acceptance run of each kind (the protocol checks and one scenario per SPEC decision) runs in
+every suite. The whole acceptance run of each kind (unohil conform: CONFORMS, with the reference
+generator, and the kind's whole scenario library) takes minutes of real time on the real clock, so it
+runs when UNOHIL_FIRMWARE_CONFORM=1 (.ci/run sets it, beside the rest of the suite, the three kinds at
+once)."""
 from __future__ import annotations
 
 import json
@@ -20,10 +22,13 @@ from unohil.harness.scenarios.load import load_paths
 from tools.clib_build import ROOT, BuildError, make, tool
 
 FULL = bool(os.environ.get("UNOHIL_FIRMWARE_CONFORM"))
+KINDS = ("showdown", "flash", "launcher")
+SECTION = {"showdown": "7", "flash": "8", "launcher": "9"}     # each kind's rules in protocol/SPEC.md
 
 
 @pytest.fixture(scope="module")
-def firmware(tmp_path_factory):
+def images(tmp_path_factory):
+    """make firmware: one POSIX image per unit kind."""
     path, required = tool("cc", "UNOHIL_REQUIRE_CC")
     if path is None:
         if required:
@@ -34,7 +39,12 @@ def firmware(tmp_path_factory):
         make(build, "firmware")
     except BuildError as exc:
         pytest.fail(str(exc))
-    return build / "showdown-posix"
+    return {kind: build / f"{kind}-posix" for kind in KINDS}
+
+
+@pytest.fixture(scope="module")
+def firmware(images):
+    return images["showdown"]
 
 
 @contextmanager
@@ -61,17 +71,42 @@ def unohil(*args, timeout: float) -> subprocess.CompletedProcess:
                           timeout=timeout)
 
 
-def test_the_firmware_passes_the_quick_acceptance_run(firmware, tmp_path):
+@pytest.mark.parametrize("kind", KINDS)
+def test_the_firmware_passes_the_quick_acceptance_run(images, kind, tmp_path):
     """unohil conform --quick: every protocol check, and the shortest scenario of each SPEC decision."""
-    with units(firmware, []) as (pty,):
+    with units(images[kind], []) as (pty,):
         r = unohil("conform", "--device", pty, "--quick", "-q", "--json", str(tmp_path / "c.json"), timeout=600)
     assert r.returncode == 0, r.stdout[-4000:] + r.stderr
     report = json.loads((tmp_path / "c.json").read_text())
     checks = report["checks"]
     assert len(checks) > 50
     assert [c for c in checks if c["status"] not in ("pass", "skip")] == []
-    assert sum(c["section"].startswith("7") and c["status"] == "pass" for c in checks) >= 10
+    assert sum(c["section"].startswith(SECTION[kind]) and c["status"] == "pass" for c in checks) >= 10
     assert re.search(r"\d+ passed, 0 failed, \d+ skipped .*: PARTIAL \(quick run", r.stdout), r.stdout[-2000:]
+
+
+@pytest.mark.parametrize("kind, unit_kind, players, capacity", [("showdown", 1, 2, 12), ("flash", 2, 6, 0),
+                                                                ("launcher", 3, 0, 60)])
+def test_each_image_is_a_unit_of_its_kind(images, kind, unit_kind, players, capacity):
+    """IDENTITY of each image: its kind, the Player buttons of a retail Flash base, the launcher's
+    magazine (SPEC 8, 9), and landing_sensor only on the Showdown (PR-4)."""
+    from unohil.harness.session.driver import Driver
+    with units(images[kind], []) as (pty,), Driver.open(pty) as d:
+        ident = d.identity
+    assert (ident.kind, ident.players, ident.card_capacity) == (unit_kind, players, capacity)
+    assert bool(ident.caps & 0x20) == (kind == "showdown")
+
+
+def test_a_flash_base_with_eight_player_buttons(images):
+    """--players N builds a base with N Player buttons: IDENTITY.players says so, and the registration
+    scenarios (a button beyond IDENTITY.players is refused bad_value) run against it."""
+    from unohil.harness.session.driver import Driver
+    with units(images["flash"], ["--players", "8"]) as (pty,):
+        with Driver.open(pty) as d:
+            assert d.identity.players == 8
+        r = unohil("run", "fixtures/scenarios/flash", "-k", "register", "--device", pty, timeout=300)
+    assert r.returncode == 0, r.stdout[-3000:]
+    assert re.search(r"[1-9]\d* passed, 0 failed", r.stdout), r.stdout[-2000:]
 
 
 def test_a_unit_without_a_landing_sensor(firmware):
@@ -82,42 +117,59 @@ def test_a_unit_without_a_landing_sensor(firmware):
     assert re.search(r"[1-9]\d* passed, 0 failed", r.stdout), r.stdout[-2000:]
 
 
-def test_bad_arguments_are_a_usage_error(firmware):
-    r = subprocess.run([str(firmware), "--seed", "x"], capture_output=True, text=True, timeout=10)
+def test_bad_arguments_are_a_usage_error(images):
+    r = subprocess.run([str(images["showdown"]), "--seed", "x"], capture_output=True, text=True, timeout=10)
     assert r.returncode == 2 and "--seed must be a u32" in r.stderr
-    r = subprocess.run([str(firmware), "--bogus"], capture_output=True, text=True, timeout=10)
+    r = subprocess.run([str(images["showdown"]), "--bogus"], capture_output=True, text=True, timeout=10)
     assert r.returncode == 2 and "usage" in r.stderr
+    # an option of another kind's image is not this one's
+    r = subprocess.run([str(images["launcher"]), "--no-landing-sensor"], capture_output=True, text=True, timeout=10)
+    assert r.returncode == 2 and "usage: launcher-posix" in r.stderr
+    for players in ("1", "9"):
+        r = subprocess.run([str(images["flash"]), "--players", players], capture_output=True, text=True, timeout=10)
+        assert r.returncode == 2 and f"--players must be 2 to 8, not {players}" in r.stderr
+
+
+def library_skips(kind: str) -> tuple[int, list[str]]:
+    """The kind's library scenarios a unit of that kind skips: those that run only through a rig, and the
+    names of those that need a Showdown without a landing sensor (SD-11's), counted from the library."""
+    library = load_paths([str(ROOT / "fixtures/scenarios" / kind)])
+    rig_only = sum(bool(sc.needs_rig) for sc in library)
+    return rig_only, [sc.name for sc in library if "no landing_sensor" in sc.needs]
 
 
 @pytest.mark.slow
 @pytest.mark.skipif(not FULL, reason="the full real-clock acceptance run: set UNOHIL_FIRMWARE_CONFORM=1")
-def test_the_firmware_conforms_and_passes_the_whole_library(firmware, tmp_path):
-    """unohil conform ends CONFORMS; unohil run of the whole Showdown library passes on a pool of three
-    units, all but the scenarios of a unit without a landing sensor (SD-11's), which then pass on one
-    built --no-landing-sensor. Conform and the pool run at once: ~10 minutes."""
-    with units(firmware, [], [], [], []) as (conform_pty, *pool):
+@pytest.mark.parametrize("kind", KINDS)
+def test_the_firmware_conforms_and_passes_the_whole_library(images, kind, tmp_path):
+    """unohil conform ends CONFORMS; unohil run of the kind's whole library passes on a pool of three
+    units, all but the scenarios that need a rig and, on the Showdown, those of a unit without a landing
+    sensor (SD-11's), which then pass on one built --no-landing-sensor. Conform and the pool run at once;
+    .ci/run runs the three kinds at once (pytest -n 3): ~10 minutes, the Showdown's."""
+    with units(images[kind], [], [], [], []) as (conform_pty, *pool):
         conform = subprocess.Popen([sys.executable, "-m", "unohil.harness.cli", "conform", "--device", conform_pty, "-q",
                                     "--json", str(tmp_path / "conform.json")], cwd=ROOT, stdout=subprocess.PIPE,
                                    stderr=subprocess.STDOUT, text=True)
-        run = unohil("run", "fixtures/scenarios/showdown", *[a for p in pool for a in ("--device", p)],
+        run = unohil("run", f"fixtures/scenarios/{kind}", *[a for p in pool for a in ("--device", p)],
                      timeout=1500)
         out, _ = conform.communicate(timeout=1500)
-    with units(firmware, ["--no-landing-sensor"]) as (pty,):
-        sd11 = unohil("run", "fixtures/scenarios/showdown", "-k", "landing", "--device", pty, timeout=300)
     print(out[-1500:])
     print(run.stdout[-1500:])
     assert conform.returncode == 0, out[-4000:]
     assert out.rstrip().endswith("CONFORMS"), out[-4000:]
     assert json.loads((tmp_path / "conform.json").read_text())["verdict"] == "CONFORMS"
     assert run.returncode == 0, run.stdout[-4000:]
-    # skipped: SD-11's (another variant of unit) and those that run only through a rig, counted from the library
-    library = load_paths([str(ROOT / "fixtures/scenarios/showdown")])
-    rig_only = sum(bool(sc.needs_rig) for sc in library)
-    sensorless = [sc.name for sc in library if "no landing_sensor" in sc.needs]
-    assert rig_only and sensorless
+    rig_only, sensorless = library_skips(kind)
     assert re.search(rf"\d+ passed, 0 failed, {len(sensorless) + rig_only} skipped", run.stdout), run.stdout[-2000:]
+    if rig_only:
+        assert "needs a rig (--rig URL)" in run.stdout
+    if kind != "showdown":
+        assert not sensorless
+        return
+    assert rig_only and sensorless
     assert "needs a unit with no landing_sensor" in run.stdout
-    assert "needs a rig (--rig URL)" in run.stdout
+    with units(images[kind], ["--no-landing-sensor"]) as (pty,):
+        sd11 = unohil("run", "fixtures/scenarios/showdown", "-k", "landing", "--device", pty, timeout=300)
     assert sd11.returncode == 0 and re.search(r"\d+ passed, 0 failed", sd11.stdout), sd11.stdout[-2000:]
     for name in sensorless:
         assert re.search(rf"^pass\s+{re.escape(name)}", sd11.stdout, re.M), (name, sd11.stdout[-2000:])
