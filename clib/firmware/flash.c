@@ -20,17 +20,6 @@ enum deadline { D_NONE, D_GAME, D_HOLD, D_SLEEP };
 #define BIT(i) (1u << (i))
 #define HOLD_BUTTONS (BIT(UHIL_FLASH_INPUT_PLAY_PAUSE) | BIT(UHIL_FLASH_INPUT_BUZZER))
 
-static const struct disposition ACTED = {UHIL_DISPOSITION_ACTED, 0};
-static const struct disposition REPORTED = {UHIL_DISPOSITION_REPORTED, 0};
-
-static struct disposition refused(uint8_t error)
-{
-    struct disposition d;
-    d.disposition = UHIL_DISPOSITION_REFUSED;
-    d.error = error;
-    return d;
-}
-
 static uint32_t turn_time(const struct flash *f, uint8_t speed)
 {
     if (speed == UHIL_FLASH_SPEED_FOUR_SECONDS)
@@ -54,15 +43,6 @@ static void arm(struct flash *f, struct flash_timer *timer, uint32_t at)
 
 /* ---- events ---- */
 
-static void set_state(struct flash *f, struct unit *u, uint8_t state)
-{
-    uint8_t previous = f->state;
-    if (state == previous)
-        return;
-    f->state = state;
-    unit_state(u, state, previous);
-}
-
 static void light(struct flash *f, struct unit *u, uint8_t button, uint8_t mode)
 {
     f->lights[button] = mode;
@@ -82,6 +62,14 @@ static void lights_off(struct flash *f, struct unit *u, int keep, int forget)
         if (forget)
             f->lights[i] = UHIL_LIGHT_MODE_OFF;
     }
+}
+
+static void opponent_lights(struct flash *f, struct unit *u, uint8_t mode)
+{
+    uint8_t i;
+    for (i = 0; i < FLASH_BUTTONS; i++)
+        if (f->opponents & BIT(i))
+            light(f, u, i, mode);
 }
 
 static void penalty(struct unit *u, uint8_t player, uint8_t reason)
@@ -152,7 +140,7 @@ static void selection(struct flash *f, struct unit *u, uint32_t t, uint8_t reaso
     unit_emit(u, UHIL_FL_SELECTED_ID, &m);
     light(f, u, i, UHIL_LIGHT_MODE_ON);
     unit_sound(u, UHIL_FLASH_SOUND_SELECT, 0);
-    set_state(f, u, UHIL_FLASH_STATE_TURN);
+    unit_change_state(u, &f->state, UHIL_FLASH_STATE_TURN);
     f->turn_start_g = game_time(f, t);
     f->game_timer.armed = 0;
     if (tt)
@@ -170,13 +158,12 @@ static void timeout(struct flash *f, struct unit *u)
     penalty(u, f->current, UHIL_FLASH_PENALTY_REASON_TIMEOUT);
     light(f, u, f->current, UHIL_LIGHT_MODE_FLASH);
     f->flag_reason = UHIL_FLASH_SELECT_REASON_AFTER_TIMEOUT;
-    set_state(f, u, UHIL_FLASH_STATE_FLAGGED);
+    unit_change_state(u, &f->state, UHIL_FLASH_STATE_FLAGGED);
 }
 
 static void buzzer(struct flash *f, struct unit *u, uint32_t t)
 {
     struct uhil_msg m;
-    uint8_t i;
     f->opponents = (uint8_t)(f->registered & ~BIT(f->current));      /* FL-6 */
     f->answered = 0;
     f->buzzer_us = t;
@@ -186,10 +173,8 @@ static void buzzer(struct flash *f, struct unit *u, uint32_t t)
     m.u.fl_buzzer.opponents_mask = f->opponents;
     unit_emit(u, UHIL_FL_BUZZER_ID, &m);
     unit_sound(u, UHIL_FLASH_SOUND_BUZZER, 0);
-    for (i = 0; i < FLASH_BUTTONS; i++)
-        if (f->opponents & BIT(i))
-            light(f, u, i, UHIL_LIGHT_MODE_FLASH);
-    set_state(f, u, UHIL_FLASH_STATE_BUZZER);
+    opponent_lights(f, u, UHIL_LIGHT_MODE_FLASH);
+    unit_change_state(u, &f->state, UHIL_FLASH_STATE_BUZZER);
     arm(f, &f->game_timer, t + unit_param(u, UHIL_PARAM_BUZZER_WINDOW_US));   /* the turn timer is discarded */
 }
 
@@ -235,20 +220,17 @@ static void verdict(struct flash *f, struct unit *u, uint32_t at)
     unit_sound(u, UHIL_FLASH_SOUND_SLOWEST, 0);
     f->current = slowest;
     f->flag_reason = UHIL_FLASH_SELECT_REASON_AFTER_FLAG;
-    set_state(f, u, UHIL_FLASH_STATE_FLAGGED);
+    unit_change_state(u, &f->state, UHIL_FLASH_STATE_FLAGGED);
 }
 
 static void cancel(struct flash *f, struct unit *u, uint32_t t)
 {
     struct uhil_msg m;
-    uint8_t i;
     memset(&m, 0, sizeof m);
     m.u.fl_buzzer_cancel.player = f->current;
     unit_emit(u, UHIL_FL_BUZZER_CANCEL_ID, &m);
     unit_sound(u, UHIL_FLASH_SOUND_CANCEL, 0);
-    for (i = 0; i < FLASH_BUTTONS; i++)
-        if (f->opponents & BIT(i))
-            light(f, u, i, UHIL_LIGHT_MODE_OFF);
+    opponent_lights(f, u, UHIL_LIGHT_MODE_OFF);
     f->game_timer.armed = 0;
     turn_end(f, u, t);                                         /* FL-15: from the turn's start */
     selection(f, u, t, UHIL_FLASH_SELECT_REASON_AFTER_CANCEL);
@@ -281,7 +263,7 @@ static void pause(struct flash *f, struct unit *u, uint32_t t)
     f->paused_from = f->state;
     pause_event(u, 1, remaining(f, t));
     unit_sound(u, UHIL_FLASH_SOUND_PAUSE, 0);
-    set_state(f, u, UHIL_FLASH_STATE_PAUSED);
+    unit_change_state(u, &f->state, UHIL_FLASH_STATE_PAUSED);
 }
 
 static void resume(struct flash *f, struct unit *u, uint32_t t)
@@ -289,7 +271,7 @@ static void resume(struct flash *f, struct unit *u, uint32_t t)
     pause_event(u, 0, remaining(f, t));
     unit_sound(u, UHIL_FLASH_SOUND_RESUME, 0);
     unfreeze(f, t);
-    set_state(f, u, f->paused_from);
+    unit_change_state(u, &f->state, f->paused_from);
     f->paused_from = UHIL_FLASH_STATE_OFF;
 }
 
@@ -300,7 +282,7 @@ static void fall_asleep(struct flash *f, struct unit *u, uint32_t at)
     sleep_event(u, 1);
     unit_sound(u, UHIL_FLASH_SOUND_SLEEP, 0);
     lights_off(f, u, -1, 0);                                   /* FL-18: dark, not forgotten */
-    set_state(f, u, UHIL_FLASH_STATE_ASLEEP);
+    unit_change_state(u, &f->state, UHIL_FLASH_STATE_ASLEEP);
 }
 
 static void wake(struct flash *f, struct unit *u, uint32_t t)
@@ -317,7 +299,7 @@ static void wake(struct flash *f, struct unit *u, uint32_t t)
         f->paused_from = UHIL_FLASH_STATE_OFF;
     }
     unfreeze(f, t);
-    set_state(f, u, back);
+    unit_change_state(u, &f->state, back);
 }
 
 /* registrations, the game, its timers and lights cleared; the switches and held buttons stay */
@@ -442,7 +424,7 @@ static struct disposition player(struct flash *f, struct unit *u, uint32_t t, ui
     switch (f->state) {
     case UHIL_FLASH_STATE_SETUP:
         if (f->registered & BIT(i))
-            return REPORTED;
+            return UNIT_REPORTED;
         f->registered = (uint8_t)(f->registered | BIT(i));
         f->count++;
         memset(&m, 0, sizeof m);
@@ -450,34 +432,34 @@ static struct disposition player(struct flash *f, struct unit *u, uint32_t t, ui
         m.u.fl_registered.count = f->count;
         unit_emit(u, UHIL_FL_REGISTERED_ID, &m);
         unit_sound(u, UHIL_FLASH_SOUND_REGISTERED, 0);
-        return ACTED;
+        return UNIT_ACTED;
     case UHIL_FLASH_STATE_TURN:
         if (i != f->current)
-            return REPORTED;
+            return UNIT_REPORTED;
         turn_end(f, u, t);                                     /* in time: the timer row ran first if due */
         selection(f, u, t, UHIL_FLASH_SELECT_REASON_NEXT);
-        return ACTED;
+        return UNIT_ACTED;
     case UHIL_FLASH_STATE_BUZZER:
         if ((f->opponents & BIT(i)) && !(f->answered & BIT(i))) {
             f->answered = (uint8_t)(f->answered | BIT(i));
             f->reaction[i] = (int32_t)(game_time(f, t) - f->buzzer_g);
             if (f->answered == f->opponents)
                 verdict(f, u, t);
-            return ACTED;
+            return UNIT_ACTED;
         }
         if (i == f->current && !f->answered) {                 /* FL-7 */
             cancel(f, u, t);
-            return ACTED;
+            return UNIT_ACTED;
         }
-        return REPORTED;
+        return UNIT_REPORTED;
     case UHIL_FLASH_STATE_FLAGGED:
         if (i != f->current)
-            return REPORTED;
+            return UNIT_REPORTED;
         light(f, u, i, UHIL_LIGHT_MODE_OFF);                   /* FL-2 */
         selection(f, u, t, f->flag_reason);
-        return ACTED;
+        return UNIT_ACTED;
     default:
-        return REPORTED;
+        return UNIT_REPORTED;
     }
 }
 
@@ -487,7 +469,7 @@ static struct disposition play_pause(struct flash *f, struct unit *u, uint32_t t
     switch (f->state) {
     case UHIL_FLASH_STATE_SETUP:
         if (f->count < 2)
-            return refused(UHIL_ERROR_WRONG_STATE);
+            return unit_refused(UHIL_ERROR_WRONG_STATE);
         memset(&m, 0, sizeof m);
         m.u.fl_game_start.players_mask = f->registered;
         m.u.fl_game_start.count = f->count;
@@ -495,20 +477,20 @@ static struct disposition play_pause(struct flash *f, struct unit *u, uint32_t t
         unit_sound(u, UHIL_FLASH_SOUND_START, 0);
         f->turn = 0;
         selection(f, u, t, UHIL_FLASH_SELECT_REASON_START);
-        return ACTED;
+        return UNIT_ACTED;
     case UHIL_FLASH_STATE_TURN:
     case UHIL_FLASH_STATE_BUZZER:
     case UHIL_FLASH_STATE_FLAGGED:
         pause(f, u, t);
-        return ACTED;
+        return UNIT_ACTED;
     case UHIL_FLASH_STATE_PAUSED:
         resume(f, u, t);
-        return ACTED;
+        return UNIT_ACTED;
     case UHIL_FLASH_STATE_ASLEEP:
         wake(f, u, t);
-        return ACTED;
+        return UNIT_ACTED;
     default:
-        return REPORTED;
+        return UNIT_REPORTED;
     }
 }
 
@@ -516,28 +498,28 @@ static struct disposition power(struct flash *f, struct unit *u, uint8_t action)
 {
     uint8_t on = action == UHIL_ACTION_PRESS;
     if (on == f->on)
-        return REPORTED;                                       /* FL-17 */
+        return UNIT_REPORTED;                                       /* FL-17 */
     f->on = on;
     if (on) {
-        set_state(f, u, UHIL_FLASH_STATE_SETUP);
+        unit_change_state(u, &f->state, UHIL_FLASH_STATE_SETUP);
     } else {
         clear_game(f, u);                                      /* FL-13 */
-        set_state(f, u, UHIL_FLASH_STATE_OFF);
+        unit_change_state(u, &f->state, UHIL_FLASH_STATE_OFF);
     }
-    return ACTED;
+    return UNIT_ACTED;
 }
 
 static struct disposition speed(struct flash *f, struct unit *u, uint8_t action, uint8_t value)
 {
     struct uhil_msg m;
     if (action != UHIL_ACTION_PRESS)
-        return REPORTED;
+        return UNIT_REPORTED;
     f->speed = value;                                          /* FL-4: from the next turn */
     memset(&m, 0, sizeof m);
     m.u.fl_speed.speed = value;
     m.u.fl_speed.turn_time_us = turn_time(f, value);
     unit_emit(u, UHIL_FL_SPEED_ID, &m);
-    return ACTED;
+    return UNIT_ACTED;
 }
 
 /* PLAY/PAUSE and BUZZER held together start the reset hold; releasing either cancels it (FL-12) */
@@ -561,7 +543,7 @@ static struct disposition on_input(void *game, struct unit *u, uint32_t t, uint8
     unit_deadlines_until(u, t);                               /* FL-14 */
     if ((input < FLASH_BUTTONS && input >= u->ops->players) ||
         (input == UHIL_FLASH_INPUT_SPEED_SWITCH && value > UHIL_FLASH_SPEED_FOUR_SECONDS))
-        return refused(UHIL_ERROR_BAD_VALUE);                  /* 8.1; no activity (FL-18) */
+        return unit_refused(UHIL_ERROR_BAD_VALUE);                  /* 8.1; no activity (FL-18) */
     restart_period(f, t);                                      /* FL-11: any other edge is activity */
     track_hold(f, u, t, input, action);
     if (input == UHIL_FLASH_INPUT_POWER)
@@ -569,17 +551,17 @@ static struct disposition on_input(void *game, struct unit *u, uint32_t t, uint8
     if (input == UHIL_FLASH_INPUT_SPEED_SWITCH)
         return speed(f, u, action, value);
     if (action != UHIL_ACTION_PRESS || f->state == UHIL_FLASH_STATE_OFF)
-        return REPORTED;
+        return UNIT_REPORTED;
     if (input == UHIL_FLASH_INPUT_PLAY_PAUSE)
         return play_pause(f, u, t);
     if (input == UHIL_FLASH_INPUT_BUZZER) {
         if (f->state != UHIL_FLASH_STATE_TURN)
-            return REPORTED;                                   /* FL-6 */
+            return UNIT_REPORTED;                                   /* FL-6 */
         buzzer(f, u, t);
-        return ACTED;
+        return UNIT_ACTED;
     }
     if (f->state == UHIL_FLASH_STATE_PAUSED || f->state == UHIL_FLASH_STATE_ASLEEP)
-        return REPORTED;
+        return UNIT_REPORTED;
     return player(f, u, t, input);
 }
 

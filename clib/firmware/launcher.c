@@ -8,25 +8,7 @@
 #include "launcher.h"
 #include "../uhil_algorithms.h"
 
-static const struct disposition ACTED = {UHIL_DISPOSITION_ACTED, 0};
-static const struct disposition REPORTED = {UHIL_DISPOSITION_REPORTED, 0};
-
-static struct disposition refused(uint8_t error)
-{
-    struct disposition d;
-    d.disposition = UHIL_DISPOSITION_REFUSED;
-    d.error = error;
-    return d;
-}
-
 /* ---- events ---- */
-
-static void set_state(struct launcher *l, struct unit *u, uint8_t state)
-{
-    uint8_t previous = l->state;
-    l->state = state;
-    unit_state(u, state, previous);
-}
 
 static void top_light(struct launcher *l, struct unit *u, uint8_t mode)
 {
@@ -97,7 +79,7 @@ static void card(struct launcher *l, struct unit *u, uint32_t at)
     if (l->inside == 0)
         empty(l, u);
     l->empty_streak = 0;                                       /* LA-2: after a burst */
-    set_state(l, u, UHIL_LAUNCHER_STATE_READY);
+    unit_change_state(u, &l->state, UHIL_LAUNCHER_STATE_READY);
 }
 
 /* a burst cut short (power off, RESET): its press is closed at t with the cards already out */
@@ -118,7 +100,7 @@ static void fire(struct launcher *l, struct unit *u, uint32_t t)
     l->fired = 0;
     l->press_us = t;
     l->next_card_us = t + unit_param(u, UHIL_PARAM_MOTOR_US);
-    set_state(l, u, UHIL_LAUNCHER_STATE_FIRING);
+    unit_change_state(u, &l->state, UHIL_LAUNCHER_STATE_FIRING);
 }
 
 /* ---- inputs ---- */
@@ -128,9 +110,9 @@ static struct disposition button(struct launcher *l, struct unit *u, uint32_t t,
     struct uhil_msg m;
     uint32_t chance;
     if (action != UHIL_ACTION_PRESS || l->state == UHIL_LAUNCHER_STATE_FIRING)
-        return REPORTED;                                       /* LA-4 */
+        return UNIT_REPORTED;                                       /* LA-4 */
     if (l->state == UHIL_LAUNCHER_STATE_DOOR_OPEN)
-        return refused(UHIL_ERROR_WRONG_STATE);
+        return unit_refused(UHIL_ERROR_WRONG_STATE);
     chance = uhil_fire_chance(unit_param(u, UHIL_PARAM_FIRE_BASE_PERMILLE),
                               unit_param(u, UHIL_PARAM_FIRE_STEP_PERMILLE), l->empty_streak);
     l->press++;
@@ -152,35 +134,35 @@ static struct disposition button(struct launcher *l, struct unit *u, uint32_t t,
         if (l->empty_streak < 255)
             l->empty_streak++;
     }
-    return ACTED;
+    return UNIT_ACTED;
 }
 
 static struct disposition door(struct launcher *l, struct unit *u, uint8_t action)
 {
     uint8_t open = action == UHIL_ACTION_PRESS;
     if (open && l->state == UHIL_LAUNCHER_STATE_FIRING)
-        return refused(UHIL_ERROR_WRONG_STATE);                /* LA-4: latched */
+        return unit_refused(UHIL_ERROR_WRONG_STATE);                /* LA-4: latched */
     if (open == l->door_open)
-        return REPORTED;                                       /* LA-7: a redundant edge */
+        return UNIT_REPORTED;                                       /* LA-7: a redundant edge */
     l->door_open = open;
     door_event(l, u);
     if (open) {
-        set_state(l, u, UHIL_LAUNCHER_STATE_DOOR_OPEN);
+        unit_change_state(u, &l->state, UHIL_LAUNCHER_STATE_DOOR_OPEN);
     } else {
         top_off(l, u);
         l->empty_streak = 0;                                   /* LA-2 */
-        set_state(l, u, UHIL_LAUNCHER_STATE_READY);
+        unit_change_state(u, &l->state, UHIL_LAUNCHER_STATE_READY);
     }
-    return ACTED;
+    return UNIT_ACTED;
 }
 
 static struct disposition load(struct launcher *l, struct unit *u, uint8_t action, uint8_t value)
 {
     struct uhil_msg m;
     if (l->state != UHIL_LAUNCHER_STATE_DOOR_OPEN)
-        return refused(UHIL_ERROR_WRONG_STATE);
+        return unit_refused(UHIL_ERROR_WRONG_STATE);
     if (action != UHIL_ACTION_PRESS || value < 1 || l->inside + value > LAUNCHER_CAPACITY)
-        return refused(UHIL_ERROR_BAD_VALUE);                  /* LA-6 */
+        return unit_refused(UHIL_ERROR_BAD_VALUE);                  /* LA-6 */
     l->inside = (uint8_t)(l->inside + value);
     l->loaded_total = (uint16_t)(l->loaded_total + value);
     memset(&m, 0, sizeof m);
@@ -189,24 +171,24 @@ static struct disposition load(struct launcher *l, struct unit *u, uint8_t actio
     m.u.la_loaded.loaded_total = l->loaded_total;
     m.u.la_loaded.fired_total = l->fired_total;
     unit_emit(u, UHIL_LA_LOADED_ID, &m);
-    return ACTED;
+    return UNIT_ACTED;
 }
 
 static struct disposition power(struct launcher *l, struct unit *u, uint32_t t, uint8_t action)
 {
     uint8_t on = action == UHIL_ACTION_PRESS;
     if (on == l->on)
-        return REPORTED;
+        return UNIT_REPORTED;
     l->on = on;
     if (!on) {
         cut_burst(l, u, t);                                    /* LA-8 */
         top_off(l, u);
-        set_state(l, u, UHIL_LAUNCHER_STATE_OFF);
+        unit_change_state(u, &l->state, UHIL_LAUNCHER_STATE_OFF);
     } else {
         l->empty_streak = 0;                                   /* LA-2: at power-on */
-        set_state(l, u, l->door_open ? UHIL_LAUNCHER_STATE_DOOR_OPEN : UHIL_LAUNCHER_STATE_READY);
+        unit_change_state(u, &l->state, l->door_open ? UHIL_LAUNCHER_STATE_DOOR_OPEN : UHIL_LAUNCHER_STATE_READY);
     }
-    return ACTED;
+    return UNIT_ACTED;
 }
 
 static struct disposition on_input(void *game, struct unit *u, uint32_t t, uint8_t input, uint8_t action,
@@ -219,7 +201,7 @@ static struct disposition on_input(void *game, struct unit *u, uint32_t t, uint8
     if (!l->on) {                                             /* off: reported; the door is still read */
         if (input == UHIL_LAUNCHER_INPUT_DOOR)
             l->door_open = action == UHIL_ACTION_PRESS;
-        return REPORTED;
+        return UNIT_REPORTED;
     }
     if (input == UHIL_LAUNCHER_INPUT_DOOR)
         return door(l, u, action);
@@ -277,10 +259,9 @@ static int idle(const void *game)
 static int config_ok(const struct unit *u, uint8_t param, uint32_t value)
 {
     /* SPEC 4.7: burst_min <= burst_mode <= burst_max, on the values that would result */
-    uint32_t lo = param == UHIL_PARAM_BURST_MIN ? value : unit_param(u, UHIL_PARAM_BURST_MIN);
-    uint32_t mode = param == UHIL_PARAM_BURST_MODE ? value : unit_param(u, UHIL_PARAM_BURST_MODE);
-    uint32_t hi = param == UHIL_PARAM_BURST_MAX ? value : unit_param(u, UHIL_PARAM_BURST_MAX);
-    return lo <= mode && mode <= hi;
+    uint32_t mode = unit_param_after(u, UHIL_PARAM_BURST_MODE, param, value);
+    return unit_param_after(u, UHIL_PARAM_BURST_MIN, param, value) <= mode &&
+           mode <= unit_param_after(u, UHIL_PARAM_BURST_MAX, param, value);
 }
 
 /* the push button and the door (level 1 = open) are wired; power is a switch the POSIX port cannot

@@ -14,17 +14,6 @@ enum timer { T_NONE, T_BEEP, T_GREEN, T_NO_PRESS, T_VERDICT, T_LANDING };
 
 #define SIDES 2
 
-static const struct disposition ACTED = {UHIL_DISPOSITION_ACTED, 0};
-static const struct disposition REPORTED = {UHIL_DISPOSITION_REPORTED, 0};
-
-static struct disposition refused(uint8_t error)
-{
-    struct disposition d;
-    d.disposition = UHIL_DISPOSITION_REFUSED;
-    d.error = error;
-    return d;
-}
-
 /* ---- events ---- */
 
 static void light(struct showdown *s, struct unit *u, uint8_t which, uint8_t mode, uint8_t target)
@@ -36,15 +25,6 @@ static void light(struct showdown *s, struct unit *u, uint8_t which, uint8_t mod
         s->red_target = target;
     }
     unit_light(u, which, mode, target);
-}
-
-static void set_state(struct showdown *s, struct unit *u, uint8_t state)
-{
-    uint8_t previous = s->state;
-    if (state == previous)
-        return;
-    s->state = state;
-    unit_state(u, state, previous);
 }
 
 static void cards_event(struct unit *u, uint8_t type, uint8_t cards)
@@ -92,7 +72,7 @@ static void verdict(struct showdown *s, struct unit *u, uint8_t loser, uint8_t r
     v->decisive_us = decisive;
     v->knowable_us = knowable;
     unit_verdict(u, &m);
-    set_state(s, u, reason == UHIL_SHOWDOWN_REASON_NO_PRESS ? UHIL_SHOWDOWN_STATE_LOADED : UHIL_SHOWDOWN_STATE_EMPTY);
+    unit_change_state(u, &s->state, reason == UHIL_SHOWDOWN_REASON_NO_PRESS ? UHIL_SHOWDOWN_STATE_LOADED : UHIL_SHOWDOWN_STATE_EMPTY);
 }
 
 static void launch(struct showdown *s, struct unit *u, uint8_t toward)
@@ -131,7 +111,7 @@ static void green(struct showdown *s, struct unit *u, uint32_t t)
     unit_sound(u, UHIL_SHOWDOWN_SOUND_GO, 0);
     memset(&m, 0, sizeof m);
     unit_emit(u, UHIL_SD_GREEN_ID, &m);
-    set_state(s, u, UHIL_SHOWDOWN_STATE_GO);
+    unit_change_state(u, &s->state, UHIL_SHOWDOWN_STATE_GO);
     arm(s, T_NO_PRESS, t + unit_param(u, UHIL_PARAM_GO_TIMEOUT_US));
 }
 
@@ -248,21 +228,21 @@ static void countdown(struct showdown *s, struct unit *u, uint32_t t)
     light(s, u, UHIL_SHOWDOWN_LIGHT_RED, UHIL_LIGHT_MODE_FLASH, UHIL_SIDE_NONE);
     s->beep_k = 0;
     beep(s, u, t);
-    set_state(s, u, UHIL_SHOWDOWN_STATE_COUNTDOWN);
+    unit_change_state(u, &s->state, UHIL_SHOWDOWN_STATE_COUNTDOWN);
 }
 
 static struct disposition load(struct showdown *s, struct unit *u, uint8_t action, uint8_t value)
 {
     int tray;
     if (s->state != UHIL_SHOWDOWN_STATE_EMPTY && s->state != UHIL_SHOWDOWN_STATE_LOADED)
-        return refused(UHIL_ERROR_WRONG_STATE);
+        return unit_refused(UHIL_ERROR_WRONG_STATE);
     tray = action == UHIL_ACTION_PRESS ? s->tray + value : s->tray - value;
     if (value == 0 || tray < 0 || tray > SHOWDOWN_CAPACITY)                           /* SD-10 */
-        return refused(UHIL_ERROR_BAD_VALUE);
+        return unit_refused(UHIL_ERROR_BAD_VALUE);
     s->tray = (uint8_t)tray;
     cards_event(u, UHIL_SD_CARDS_ID, s->tray);
-    set_state(s, u, s->tray ? UHIL_SHOWDOWN_STATE_LOADED : UHIL_SHOWDOWN_STATE_EMPTY);
-    return ACTED;
+    unit_change_state(u, &s->state, s->tray ? UHIL_SHOWDOWN_STATE_LOADED : UHIL_SHOWDOWN_STATE_EMPTY);
+    return UNIT_ACTED;
 }
 
 static struct disposition paddle(struct showdown *s, struct unit *u, uint32_t t, uint8_t side)
@@ -275,16 +255,16 @@ static struct disposition paddle(struct showdown *s, struct unit *u, uint32_t t,
         unit_sound(u, UHIL_SHOWDOWN_SOUND_FALSE_START, 0);
         launch(s, u, side);
         verdict(s, u, side, UHIL_SHOWDOWN_REASON_FALSE_START, t, t, UHIL_NONE_U8, UHIL_NONE_U8);
-        return ACTED;
+        return UNIT_ACTED;
     }
     if (s->state == UHIL_SHOWDOWN_STATE_GO) {
         s->first = side;
         s->pressed[side] = 1;
         s->press_us[side] = t;
         launch(s, u, (uint8_t)(1 - side));
-        set_state(s, u, UHIL_SHOWDOWN_STATE_RACING);
+        unit_change_state(u, &s->state, UHIL_SHOWDOWN_STATE_RACING);
         arm(s, T_VERDICT, t + unit_param(u, UHIL_PARAM_TIE_WINDOW_US));
-        return ACTED;
+        return UNIT_ACTED;
     }
     if (s->state == UHIL_SHOWDOWN_STATE_RACING && !s->pressed[side]) {
         uint32_t t1 = s->press_us[s->first];
@@ -293,10 +273,10 @@ static struct disposition paddle(struct showdown *s, struct unit *u, uint32_t t,
         if ((uint32_t)uhil_diff(t, t1) < unit_param(u, UHIL_PARAM_TIE_WINDOW_US)) {   /* SD-5, SD-13 */
             s->tie = 1;
             arm(s, T_LANDING, t1 + unit_param(u, UHIL_PARAM_FLIGHT_US));
-            return ACTED;
+            return UNIT_ACTED;
         }
     }
-    return REPORTED;                    /* SD-4, SD-12: reported, nothing else */
+    return UNIT_REPORTED;                    /* SD-4, SD-12: reported, nothing else */
 }
 
 static struct disposition on_input(void *game, struct unit *u, uint32_t t, uint8_t input, uint8_t action,
@@ -306,16 +286,16 @@ static struct disposition on_input(void *game, struct unit *u, uint32_t t, uint8
     if (input == UHIL_SHOWDOWN_INPUT_LOAD_CARDS)
         return load(s, u, action, value);
     if (action != UHIL_ACTION_PRESS)
-        return REPORTED;                /* SD-9 */
+        return UNIT_REPORTED;                /* SD-9 */
     catch_up(s, u, t);
     if (input == UHIL_SHOWDOWN_INPUT_TIMER) {
         if (s->state == UHIL_SHOWDOWN_STATE_EMPTY)
-            return refused(UHIL_ERROR_WRONG_STATE);
+            return unit_refused(UHIL_ERROR_WRONG_STATE);
         if (s->state == UHIL_SHOWDOWN_STATE_LOADED) {
             countdown(s, u, t);
-            return ACTED;
+            return UNIT_ACTED;
         }
-        return REPORTED;
+        return UNIT_REPORTED;
     }
     return paddle(s, u, t, input);
 }
@@ -357,11 +337,10 @@ static int idle(const void *game)
 static int config_ok(const struct unit *u, uint8_t param, uint32_t value)
 {
     /* SPEC 4.7's rules on the values that would result */
-    uint32_t lo = param == UHIL_PARAM_COUNTDOWN_MIN_US ? value : unit_param(u, UHIL_PARAM_COUNTDOWN_MIN_US);
-    uint32_t hi = param == UHIL_PARAM_COUNTDOWN_MAX_US ? value : unit_param(u, UHIL_PARAM_COUNTDOWN_MAX_US);
-    uint32_t w = param == UHIL_PARAM_TIE_WINDOW_US ? value : unit_param(u, UHIL_PARAM_TIE_WINDOW_US);
-    uint32_t f = param == UHIL_PARAM_FLIGHT_US ? value : unit_param(u, UHIL_PARAM_FLIGHT_US);
-    return lo <= hi && w < f;
+    return unit_param_after(u, UHIL_PARAM_COUNTDOWN_MIN_US, param, value) <=
+               unit_param_after(u, UHIL_PARAM_COUNTDOWN_MAX_US, param, value) &&
+           unit_param_after(u, UHIL_PARAM_TIE_WINDOW_US, param, value) <
+               unit_param_after(u, UHIL_PARAM_FLIGHT_US, param, value);
 }
 
 #define SHOWDOWN_CAPS (UHIL_CAP_TEST_MODE | UHIL_CAP_HOST_INPUT | UHIL_CAP_TIME_SYNC | UHIL_CAP_EVENT_RESEND | \

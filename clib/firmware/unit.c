@@ -28,6 +28,17 @@ uint32_t unit_stamp(struct unit *u, uint32_t t)
     return old;
 }
 
+const struct disposition UNIT_ACTED = {UHIL_DISPOSITION_ACTED, 0};
+const struct disposition UNIT_REPORTED = {UHIL_DISPOSITION_REPORTED, 0};
+
+struct disposition unit_refused(uint8_t error)
+{
+    struct disposition d;
+    d.disposition = UHIL_DISPOSITION_REFUSED;
+    d.error = error;
+    return d;
+}
+
 static int param_slot(const struct unit *u, uint8_t param)
 {
     const struct uhil_param *p = uhil_param_find(param, u->ops->kind);
@@ -38,6 +49,11 @@ uint32_t unit_param(const struct unit *u, uint8_t param)
 {
     int slot = param_slot(u, param);
     return slot < 0 ? 0 : u->config[slot];
+}
+
+uint32_t unit_param_after(const struct unit *u, uint8_t param, uint8_t set, uint32_t value)
+{
+    return param == set ? value : unit_param(u, param);
 }
 
 /* ---- frames out ---- */
@@ -158,6 +174,15 @@ void unit_state(struct unit *u, uint8_t state, uint8_t previous)
     m.u.state.state = state;
     m.u.state.previous = previous;
     unit_emit(u, UHIL_STATE_ID, &m);
+}
+
+void unit_change_state(struct unit *u, uint8_t *state, uint8_t next)
+{
+    uint8_t previous = *state;
+    if (next == previous)
+        return;
+    *state = next;
+    unit_state(u, next, previous);
 }
 
 /* ---- inputs (SPEC 4.8) ---- */

@@ -17,6 +17,8 @@ struct unit;
 
 /* an input handler's answer: disposition (enum disposition) and, for a refusal, the error */
 struct disposition { uint8_t disposition; uint8_t error; };
+extern const struct disposition UNIT_ACTED, UNIT_REPORTED;
+struct disposition unit_refused(uint8_t error);
 
 /* What a game tells the core. The game's state lives in *game. */
 struct game_ops {
@@ -95,6 +97,8 @@ int unit_next_due(const struct unit *u, uint32_t *at);
 
 uint32_t unit_now(const struct unit *u);
 uint32_t unit_param(const struct unit *u, uint8_t param);
+/* param's value if CONFIG_SET(set, value) succeeded: for a kind's cross-parameter rules (SPEC 4.7) */
+uint32_t unit_param_after(const struct unit *u, uint8_t param, uint8_t set, uint32_t value);
 uhil_rng *unit_rng(struct unit *u);
 
 /* for the game: emit an event (event_seq filled in) with header time u->stamp, or, for a verdict, now */
@@ -107,6 +111,8 @@ void unit_emit(struct unit *u, uint8_t type, struct uhil_msg *m);
 void unit_light(struct unit *u, uint8_t light, uint8_t mode, uint8_t target);
 void unit_sound(struct unit *u, uint8_t sound, uint16_t arg);
 void unit_state(struct unit *u, uint8_t state, uint8_t previous);
+/* a game's change of state: *state = next, and STATE(next, previous) when it changed */
+void unit_change_state(struct unit *u, uint8_t *state, uint8_t next);
 /* run the game's deadlines due at or before t, each stamped with its own time: for a kind whose
  * every deadline comes before an input at the same instant (FL-14, LA-9), called first by on_input */
 void unit_deadlines_until(struct unit *u, uint32_t t);
