@@ -47,6 +47,34 @@ def firmware(images):
     return images["showdown"]
 
 
+def test_every_image_builds_warning_free_under_clang(tmp_path):
+    """make firmware with clang (-std=c99 -Wall -Wextra -Wpedantic -Werror, as under gcc above)."""
+    clang, required = tool("clang", "UNOHIL_REQUIRE_CLANG")
+    if clang is None:
+        if required:
+            pytest.fail("no clang and UNOHIL_REQUIRE_CLANG is set")
+        pytest.skip("no clang")
+    out = make(tmp_path, "firmware", cc=clang)
+    assert "warning" not in out
+    assert sorted(p.name for p in tmp_path.glob("*-posix")) == sorted(f"{k}-posix" for k in KINDS)
+
+
+def test_each_kind_s_core_keeps_its_state_in_the_structs_a_port_allocates(tmp_path):
+    """make size: per kind, the unit core and the kind's rules have no data or bss of their own (the
+    state is struct unit + the kind's struct, allocated by the port), and code and RAM fit a small
+    microcontroller (16 kB of code, 8 kB of RAM, for a part with 20-64 kB)."""
+    path, required = tool("cc", "UNOHIL_REQUIRE_CC")
+    if path is None:
+        pytest.skip("no C compiler")
+    out = make(tmp_path, "size")
+    for kind in KINDS:
+        block = out[out.index(f"sample firmware core, {kind} "):]
+        text, data, bss = map(int, re.search(r"^\s*(\d+)\s+(\d+)\s+(\d+)\s+\d+\s+\w+\s+\(TOTALS\)", block, re.M).groups())
+        assert data == 0 and bss == 0 and 1000 < text < 16384, (kind, block[:600])
+        state = re.search(rf"firmware state, {kind} .*bss:\n\s*0\s+0\s+(\d+)", out)
+        assert state and 0 < int(state.group(1)) < 8192, (kind, out[-600:])
+
+
 @contextmanager
 def units(exe, *option_sets):
     """Start one firmware process per option list; yield their pty paths."""
