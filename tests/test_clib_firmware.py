@@ -145,6 +145,19 @@ def test_a_unit_without_a_landing_sensor(firmware):
     assert re.search(r"[1-9]\d* passed, 0 failed", r.stdout), r.stdout[-2000:]
 
 
+def test_a_flash_inactivity_period_longer_than_half_the_clock_wrap_does_not_end_at_once(images):
+    """sleep_after_us may be 3.6e9 us, more than uhil_diff can order (2^31 us, SPEC 3.2): a base that
+    armed last_edge + 3.6e9 as one deadline would see it as past and fall asleep at once. The sample
+    base waits such a period in steps; a second later it is still in setup, and no FL_SLEEP came."""
+    from unohil.harness.session.driver import Driver
+    with units(images["flash"], []) as (pty,), Driver.open(pty) as d:
+        assert d.config_set("sleep_after_us", 3_600_000_000) == 3_600_000_000
+        events = []
+        d.wait_until(d.device_now() + 1_000_000, collect=events)
+        assert d.status().state == 1, "setup"
+    assert not [f for f in events if f.name == "FL_SLEEP"], events
+
+
 def test_bad_arguments_are_a_usage_error(images):
     r = subprocess.run([str(images["showdown"]), "--seed", "x"], capture_output=True, text=True, timeout=10)
     assert r.returncode == 2 and "--seed must be a u32" in r.stderr
