@@ -6,7 +6,7 @@ The quick acceptance run of each kind (the protocol checks and one scenario per 
 every suite. The whole acceptance run of each kind (unohil conform: CONFORMS, with the reference
 generator, and the kind's whole scenario library) takes minutes of real time on the real clock, so it
 runs when UNOHIL_FIRMWARE_CONFORM=1 (.ci/run sets it, beside the rest of the suite, the three kinds at
-once)."""
+once), as does the comparison of each image with the emulator on random injected edges."""
 from __future__ import annotations
 
 import json
@@ -214,6 +214,98 @@ def test_the_firmware_conforms_and_passes_the_whole_library(images, kind, tmp_pa
     assert sd11.returncode == 0 and re.search(r"\d+ passed, 0 failed", sd11.stdout), sd11.stdout[-2000:]
     for name in sensorless:
         assert re.search(rf"^pass\s+{re.escape(name)}", sd11.stdout, re.M), (name, sd11.stdout[-2000:])
+
+
+# ---- the firmware against the emulator: two implementations of the SPEC, one stream of edges ----------
+
+# timers short enough that random edges meet them: turns, windows, countdowns, bursts
+DIFFERENTIAL_CONFIG = {
+    "showdown": {"countdown_min_us": 500_000, "countdown_max_us": 900_000, "beep_interval_us": 200_000,
+                 "go_timeout_us": 400_000, "tie_window_us": 60_000, "flight_us": 100_000},
+    "flash": {"turn_short_us": 1_000_000, "turn_long_us": 1_500_000, "buzzer_window_us": 600_000,
+              "buzzer_tie_us": 20_000, "sleep_after_us": 10_000_000, "reset_hold_us": 500_000},
+    "launcher": {"motor_us": 20_000, "card_interval_us": 5_000, "fire_base_permille": 300,
+                 "fire_step_permille": 200, "burst_max": 8},
+}
+DIFFERENTIAL_INPUTS = {       # (input, value of a press), weighted by repetition
+    "showdown": [("paddle_a", 0)] * 3 + [("paddle_b", 0)] * 3 + [("timer", 0)] * 2 + [("load_cards", v) for v in (1, 2, 5)],
+    "flash": [(f"player_{i}", 0) for i in range(7)] + [("play_pause", 0)] * 4 + [("buzzer", 0)] * 2 +
+             [("speed_switch", 2), ("speed_switch", 1), ("speed_switch", 0), ("power", 0)],
+    "launcher": [("button", 0)] * 5 + [("door", 0)] * 2 + [("load_cards", v) for v in (1, 3, 7, 20)] + [("power", 0)],
+}
+DIFFERENTIAL_START = {        # edges that put the unit in play first: a loaded tray, a started game, a full magazine
+    "showdown": [("load_cards", "press", 5), ("timer", "press", 0)],
+    "flash": [("player_0", "press", 0), ("player_2", "press", 0), ("player_3", "press", 0), ("play_pause", "press", 0)],
+    "launcher": [("door", "press", 0), ("load_cards", "press", 30), ("door", "release", 0)],
+}
+# gaps between edges: 1 us and 1 ms put edges together and on each other's boundaries
+GAPS_US = (1, 1000, 50_000, 200_000, 400_000, 700_000, 1_100_000)
+TIME_FIELDS = {"press_a_us", "press_b_us", "green_us", "decisive_us", "knowable_us", "buzzer_us", "press_us"}
+VERDICTS = {"SD_VERDICT", "FL_BUZZER_VERDICT", "LA_RESULT"}      # stamped when produced (PR-1): may differ
+
+
+def random_edges(kind: str, rng) -> list[tuple[int, str, str, int]]:
+    edges = [(1000 * (i + 1), name, action, value) for i, (name, action, value) in enumerate(DIFFERENTIAL_START[kind])]
+    t = edges[-1][0]
+    for _ in range(rng.randint(20, 45)):
+        t += rng.choice(GAPS_US)
+        name, value = rng.choice(DIFFERENTIAL_INPUTS[kind])
+        action = "press" if rng.random() < 0.7 or (kind == "showdown" and name == "load_cards") else "release"
+        edges.append((t, name, action, value if action == "press" else 0))
+    return edges
+
+
+def injected_events(url: str, kind: str, seed: int, edges) -> list[tuple]:
+    """The events of a unit after RESET new_game under the seed and config, with the edges injected at
+    their times from a base: (event, header time or None for a verdict, payload), times from the base."""
+    from unohil.harness.session.driver import Driver
+    events: list = []
+    with Driver.open(url) as d:
+        d.config_set("rng_seed", seed)
+        d.apply_config(DIFFERENTIAL_CONFIG[kind])
+        d.reset("new_game")
+        d.wait_until(d.device_now() + 50_000)
+        base = d.device_now() + 300_000
+        for i in range(0, len(edges), 8):       # 8 at a time: the INJECT queue holds 16
+            batch = edges[i:i + 8]
+            for t, name, action, value in batch:
+                d.inject(base + t, name, action, value)
+            until = batch[-1][0] + 5_000
+            if i + 8 < len(edges):
+                until = min(until, edges[i + 8][0] - 200_000)
+            if until > batch[0][0]:
+                d.wait_until(base + until, collect=events)
+        d.wait_until(d.device_now() + 1_500_000, collect=events)
+    out = []
+    for f in events:
+        if f.msg.NAME in ("ACK", "NAK", "CONFIG_VALUE", "STATUS", "TIME_SYNC_REPLY", "IDENTITY"):
+            continue
+        payload = {k: (v - base if k in TIME_FIELDS and v != 0xFFFFFFFF else v)
+                   for k, v in f.msg._asdict().items() if k != "event_seq"}
+        out.append((f.msg.NAME, None if f.msg.NAME in VERDICTS else f.time_us - base, payload))
+    first_edge = next(i for i, e in enumerate(out) if e[0] == "INPUT_SEEN")
+    return out[first_edge:]
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not FULL, reason="real-clock runs of random edges: set UNOHIL_FIRMWARE_CONFORM=1")
+@pytest.mark.parametrize("kind", KINDS)
+def test_the_firmware_agrees_with_the_emulator_on_random_edges(images, kind):
+    """Two implementations of the SPEC (the C firmware, written from the SPEC, and the Python emulator)
+    given the same seed, configuration and random injected edges, at boundaries too, produce the same
+    events: payloads, order and header times (a verdict's header is when it was produced, so only its
+    payload is compared). A difference is a bug in one of them or a rule the SPEC leaves open."""
+    import random
+    for trial in range(4):
+        rng = random.Random(f"{kind}-{trial}")
+        edges, seed = random_edges(kind, rng), rng.randrange(1000)
+        with units(images[kind], []) as (pty,):
+            firmware = injected_events(pty, kind, seed, edges)
+        emulator = injected_events(f"emu://{kind}?clock=virtual", kind, seed, edges)
+        assert len(firmware) > 20
+        for i, (fw, emu) in enumerate(zip(firmware, emulator)):
+            assert fw == emu, (trial, i, firmware[max(0, i - 3):i + 2], emulator[max(0, i - 3):i + 2])
+        assert len(firmware) == len(emulator), (trial, firmware[len(emulator):][:3], emulator[len(firmware):][:3])
 
 
 def test_two_copies_of_the_firmware_are_two_units_each_with_a_serial_from_its_pid(firmware):
