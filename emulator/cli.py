@@ -63,6 +63,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="device counter at boot (e.g. 4294000000 to cross the u32 wrap soon)")
     parser.add_argument("--card-capacity", type=int, default=None, metavar="N", help="unit option card_capacity")
     parser.add_argument("--players", type=int, default=None, metavar="N", help="unit option players")
+    parser.add_argument("--form", action="append", default=[], metavar="CAP",
+                        choices=("speed_at_power_on", "slowest_light_only", "reset_light_show"),
+                        help="flash: build the base that reads document 003 this way (SPEC FL-20..FL-22), its "
+                             "capability bit set; repeatable")
     parser.add_argument("--rng", choices=("reference", "python"), default="reference",
                         help="the unit's generator: SPEC 6's reference PCG32 (capability reference_rng), or "
                              "python: another allowed one, as firmware with its own generator has")
@@ -199,6 +203,7 @@ def run(args: argparse.Namespace) -> int:
         return 2
     options = {k: v for k, v in (("card_capacity", args.card_capacity), ("players", args.players))
                if v is not None}
+    options.update({form: 1 for form in getattr(args, "form", [])})
     interactive = getattr(args, "interactive", False)
     clock = RealClock(pin_due=args.clock == "virtual")
     # a person's key presses come milliseconds apart: the caches need no warming for them

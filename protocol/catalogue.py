@@ -192,8 +192,9 @@ class UnitDef:
     switches: dict[str, dict[str, tuple[str, int]]] = field(default_factory=dict)
     # event -> the longest it can take to come after the host's last input, over the parameters
     latest_after_input: dict[str, ParamBound] = field(default_factory=dict)
-    # capabilities whose absence makes another form of the unit with rules of its own (SD-11): a
-    # scenario written for the other form does not apply, rather than going unchecked
+    # capabilities whose absence (SD-11's landing_sensor) or presence (the Flash's FL-20..FL-22) makes
+    # another form of the unit with rules of its own: a scenario written for the other form does not
+    # apply, rather than going unchecked
     variants: tuple[str, ...] = ()
     valued_inputs: tuple[str, ...] = ()  # inputs whose INPUT.value means something; others take 0 (PR-3)
     # timer event -> the verdict field that carries its scheduled time (PR-1)

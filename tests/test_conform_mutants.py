@@ -654,6 +654,27 @@ class Mutant:
         return f"{self.check}-{self.device.__name__ if self.device else 'usb'}"
 
 
+def _flash_mutants() -> list:
+    """The Flash base's SPEC 8 checks (FL-23, FL-24, FL-25, FL-28), each with a base giving the other answer."""
+    from test_conform_decision_mutants import with_model
+    from test_flash_forms import (CancelsSleepAtReset, KeepsSleepOverReset, ReportsMissingButtonsWhenOff,
+                                  ResetSwitchesOn, SleepsAtOnceBeyondHalfWrap)
+    return [
+        # the maximum period also puts it to sleep at once where the configuration checks set it
+        Mutant(with_model(SleepsAtOnceBeyondHalfWrap), "flash.long_sleep_period", "must be armed in steps",
+               kind="flash", also=(("config.config_ranges", "NAK wrong_state"),
+                                   ("config.config_seed", "NAK wrong_state"))),
+        Mutant(with_model(KeepsSleepOverReset), "flash.reset_restarts_sleep", "restarts at the RESET",
+               kind="flash"),
+        Mutant(with_model(CancelsSleepAtReset), "flash.reset_restarts_sleep", "not cancel it", kind="flash"),
+        Mutant(with_model(ReportsMissingButtonsWhenOff), "flash.off_refuses_bad_values",
+               "expected NAK bad_value (FL-25)", kind="flash"),
+        Mutant(with_model(ResetSwitchesOn), "flash.reset_while_off", "the power switch stays off", kind="flash"),
+    ]
+
+
+FLASH_MUTANTS = _flash_mutants()
+
 MUTANTS = [
     Mutant(NoPlayers, "handshake.identity", "players 0 (expected 2)"),
     Mutant(EchoesHostMajor, "handshake.hello_version", "NAK bad_version detail 2, expected 1"),
@@ -736,6 +757,7 @@ MUTANTS = [
     Mutant(ReversedRead, "stream.reply_order", "came before the reply to an earlier command",
            also=(("commands.batch", "came out of order"),)),
     Mutant(BootCountedTwice, "stream.event_seq", "BOOT 0 then"),
+    *FLASH_MUTANTS,
 ]
 
 

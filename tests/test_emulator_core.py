@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from unohil import protocol
+from unohil.protocol import catalogue as cat
 from unohil.protocol import ENUMS, NONE_U32, PARAMS_BY_NAME, encode, encode_raw, msg
 from unohil.protocol.devtime import wrap
 from unohil.protocol.framing import cobs_encode, crc16
@@ -59,8 +60,9 @@ def test_boot_then_identity():
     assert ident.card_capacity == 12 and ident.players == 2
     assert ident.event_buffer == 64 and ident.inject_queue == 16
     caps = ENUMS["capability"]
-    # the Showdown has every capability but the rig's (SPEC 13)
-    assert ident.caps == sum(1 << c for c in caps if c.name != "rig_lines")
+    # the Showdown has every capability of its kind: not the rig's (SPEC 13), nor the Flash base's forms (FL-20..22)
+    assert ident.caps == sum(1 << caps[c] for c in cat.UNITS["showdown"].capabilities)
+    assert "rig_lines" not in cat.UNITS["showdown"].capabilities
 
 
 def test_card_capacity_option_in_identity():

@@ -27,6 +27,7 @@ COMMANDS = {
     "export": "races as VCD (GTKWave, PulseView), traces as Perfetto/Chrome trace JSON",
     "schema": "the JSON Schema of scenario files, for editors",
     "library": "where the scenario library that ships with uno-hil is, and what it holds",
+    "play": "whole games with simulated players on a unit: predictions, invariants, game statistics",
 }
 
 
