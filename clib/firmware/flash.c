@@ -226,11 +226,14 @@ static void verdict(struct flash *f, struct unit *u, uint32_t at)
 static void cancel(struct flash *f, struct unit *u, uint32_t t)
 {
     struct uhil_msg m;
+    uint8_t i;
     memset(&m, 0, sizeof m);
     m.u.fl_buzzer_cancel.player = f->current;
     unit_emit(u, UHIL_FL_BUZZER_CANCEL_ID, &m);
     unit_sound(u, UHIL_FLASH_SOUND_CANCEL, 0);
-    opponent_lights(f, u, UHIL_LIGHT_MODE_OFF);
+    for (i = 0; i < FLASH_BUTTONS; i++)                       /* each opponent whose light is lit */
+        if ((f->opponents & BIT(i)) && f->lights[i] != UHIL_LIGHT_MODE_OFF)
+            light(f, u, i, UHIL_LIGHT_MODE_OFF);
     f->game_timer.armed = 0;
     turn_end(f, u, t);                                         /* FL-15: from the turn's start */
     selection(f, u, t, UHIL_FLASH_SELECT_REASON_AFTER_CANCEL);
