@@ -26,14 +26,20 @@ KINDS = ("showdown", "flash", "launcher")
 SECTION = {"showdown": "7", "flash": "8", "launcher": "9"}     # each kind's rules in protocol/SPEC.md
 
 
+def require(name: str, env_flag: str) -> str:
+    """The compiler's path; skip without it, unless CI installed it (env_flag set): then fail."""
+    path, required = tool(name, env_flag)
+    if path is None:
+        if required:
+            pytest.fail(f"no {name} and {env_flag} is set")
+        pytest.skip(f"no {name}")
+    return path
+
+
 @pytest.fixture(scope="module")
 def images(tmp_path_factory):
     """make firmware: one POSIX image per unit kind."""
-    path, required = tool("cc", "UNOHIL_REQUIRE_CC")
-    if path is None:
-        if required:
-            pytest.fail("no C compiler and UNOHIL_REQUIRE_CC is set")
-        pytest.skip("no C compiler")
+    require("cc", "UNOHIL_REQUIRE_CC")
     build = tmp_path_factory.mktemp("firmware")
     try:
         make(build, "firmware")
@@ -49,12 +55,7 @@ def firmware(images):
 
 def test_every_image_builds_warning_free_under_clang(tmp_path):
     """make firmware with clang (-std=c99 -Wall -Wextra -Wpedantic -Werror, as under gcc above)."""
-    clang, required = tool("clang", "UNOHIL_REQUIRE_CLANG")
-    if clang is None:
-        if required:
-            pytest.fail("no clang and UNOHIL_REQUIRE_CLANG is set")
-        pytest.skip("no clang")
-    out = make(tmp_path, "firmware", cc=clang)
+    out = make(tmp_path, "firmware", cc=require("clang", "UNOHIL_REQUIRE_CLANG"))
     assert "warning" not in out
     assert sorted(p.name for p in tmp_path.glob("*-posix")) == sorted(f"{k}-posix" for k in KINDS)
 
@@ -63,9 +64,7 @@ def test_each_kind_s_core_keeps_its_state_in_the_structs_a_port_allocates(tmp_pa
     """make size: per kind, the unit core and the kind's rules have no data or bss of their own (the
     state is struct unit + the kind's struct, allocated by the port), and code and RAM fit a small
     microcontroller (16 kB of code, 8 kB of RAM, for a part with 20-64 kB)."""
-    path, required = tool("cc", "UNOHIL_REQUIRE_CC")
-    if path is None:
-        pytest.skip("no C compiler")
+    require("cc", "UNOHIL_REQUIRE_CC")
     out = make(tmp_path, "size")
     for kind in KINDS:
         block = out[out.index(f"sample firmware core, {kind} "):]
