@@ -11,7 +11,8 @@ uint32_t hal_micros(void);
 /* queue n bytes for the host (UART or USB endpoint); the bytes of one call stay together */
 void hal_send(const uint8_t *bytes, size_t n);
 
-/* a physical input's level: 1 pressed, 0 released (paddle A = 0, paddle B = 1, TIMER = 2) */
+/* a physical input's level: 1 pressed, 0 released. Pin i is the kind's input pin_inputs[i] (unit.h):
+ * Showdown paddle A, paddle B, TIMER; Flash the Player buttons, PLAY/PAUSE, BUZZER; launcher the button */
 int hal_read_pin(uint8_t pin);
 
 /* drive a light (light id of the unit kind, light_mode, target as in SPEC 5's LIGHT) */

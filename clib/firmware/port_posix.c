@@ -1,7 +1,11 @@
-/* The POSIX port of the sample Showdown firmware: the HAL of hal.h on a pseudo-terminal, so that any
- * serial program (the harness: unohil conform --device PATH) can open the unit.
+/* The POSIX port of the sample firmware: the HAL of hal.h on a pseudo-terminal, so that any serial
+ * program (the harness: unohil conform --device PATH) can open the unit. One image per unit kind, as a
+ * microcontroller build is (the kind is the hardware's, and an image carries only its own rules): the
+ * Makefile builds this file with -DFIRMWARE_FLASH or -DFIRMWARE_LAUNCHER, else it is the Showdown.
  *
  *   showdown-posix [--seed N] [--serial N] [--no-landing-sensor]      (serial: pid * 4096 unless given)
+ *   flash-posix    [--seed N] [--serial N] [--players N]              (Player buttons, 2..8; 6 unless given)
+ *   launcher-posix [--seed N] [--serial N]
  *
  * prints the pty's path on its first line, then serves until SIGINT or SIGTERM. The µs counter is
  * CLOCK_MONOTONIC; the pins read released (nobody stands at a pty); lights are only reported.
@@ -19,9 +23,26 @@
 #include <unistd.h>
 
 #include "hal.h"
-#include "showdown.h"
 #include "../uhil_framing.h"
 #include "unit.h"
+
+#if defined(FIRMWARE_FLASH)
+#include "flash.h"
+#define PROGRAM "flash-posix"
+#define KIND_OPTIONS " [--players N]"
+static struct flash game;
+static struct game_ops flash_image;            /* flash_ops with this base's number of Player buttons */
+#elif defined(FIRMWARE_LAUNCHER)
+#include "launcher.h"
+#define PROGRAM "launcher-posix"
+#define KIND_OPTIONS ""
+static struct launcher game;
+#else
+#include "showdown.h"
+#define PROGRAM "showdown-posix"
+#define KIND_OPTIONS " [--no-landing-sensor]"
+static struct showdown game;
+#endif
 
 #define OUT_SIZE 65536
 
@@ -120,44 +141,75 @@ static uint32_t number(const char *s, const char *what)
     char *end;
     unsigned long v = strtoul(s, &end, 0);
     if (*s == 0 || *end != 0 || v > 0xFFFFFFFFul) {
-        fprintf(stderr, "showdown-posix: %s must be a u32, not %s\n", what, s);
+        fprintf(stderr, PROGRAM ": %s must be a u32, not %s\n", what, s);
         exit(2);
     }
     return (uint32_t)v;
 }
 
+/* the kind's own option at argv[i] (with its value, *i advanced); 0 when it is not one */
+static int kind_option(int argc, char **argv, int *i, const struct game_ops **ops)
+{
+#if defined(FIRMWARE_FLASH)
+    if (strcmp(argv[*i], "--players") == 0 && *i + 1 < argc) {
+        uint32_t n = number(argv[++*i], "--players");
+        if (n < 2 || n > FLASH_BUTTONS) {
+            fprintf(stderr, PROGRAM ": --players must be 2 to %d, not %lu\n", FLASH_BUTTONS, (unsigned long)n);
+            exit(2);
+        }
+        flash_image.players = (uint8_t)n;
+        return 1;
+    }
+#elif !defined(FIRMWARE_LAUNCHER)
+    if (strcmp(argv[*i], "--no-landing-sensor") == 0) {
+        *ops = &showdown_ops_no_sensor;
+        return 1;
+    }
+#endif
+    (void)argc; (void)argv; (void)i; (void)ops;
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     static struct unit u;
-    static struct showdown game;
+#if defined(FIRMWARE_FLASH)
+    const struct game_ops *ops = &flash_image;
+#elif defined(FIRMWARE_LAUNCHER)
+    const struct game_ops *ops = &launcher_ops;
+#else
     const struct game_ops *ops = &showdown_ops;
+#endif
     uint32_t seed = 1;
     /* a serial of its own, from the pid (as the Python emulator's unit 0: pid * 4096, never
        NONE_U32): two copies running on one host are two units to the harness's claims */
     uint32_t serial = (uint32_t)(((uint64_t)getpid() * 4096u) % 0xFFFFFFFFull);
     char path[128];
     int i;
+#if defined(FIRMWARE_FLASH)
+    flash_image = flash_ops;
+#endif
     for (i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--seed") == 0 && i + 1 < argc) {
             seed = number(argv[++i], "--seed");
         } else if (strcmp(argv[i], "--serial") == 0 && i + 1 < argc) {
             serial = number(argv[++i], "--serial");
-        } else if (strcmp(argv[i], "--no-landing-sensor") == 0) {
-            ops = &showdown_ops_no_sensor;
-        } else {
-            fprintf(stderr, "usage: showdown-posix [--seed N] [--serial N] [--no-landing-sensor]\n");
+        } else if (!kind_option(argc, argv, &i, &ops)) {
+            fprintf(stderr, "usage: " PROGRAM " [--seed N] [--serial N]" KIND_OPTIONS "\n");
             return 2;
         }
     }
     if (open_pty(path, sizeof path) < 0) {
-        perror("showdown-posix: cannot open a pty");
+        perror(PROGRAM ": cannot open a pty");
         return 2;
     }
     signal(SIGINT, on_signal);
     signal(SIGTERM, on_signal);
     printf("%s\n", path);
     fflush(stdout);
+#if !defined(FIRMWARE_FLASH) && !defined(FIRMWARE_LAUNCHER)
     game.landing_sensor = ops == &showdown_ops;
+#endif
     unit_start(&u, ops, &game, serial, seed);
     while (!stopping) {
         fd_set rd, wr;

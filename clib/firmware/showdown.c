@@ -14,60 +14,17 @@ enum timer { T_NONE, T_BEEP, T_GREEN, T_NO_PRESS, T_VERDICT, T_LANDING };
 
 #define SIDES 2
 
-static const struct disposition ACTED = {UHIL_DISPOSITION_ACTED, 0};
-static const struct disposition REPORTED = {UHIL_DISPOSITION_REPORTED, 0};
-
-static struct disposition refused(uint8_t error)
-{
-    struct disposition d;
-    d.disposition = UHIL_DISPOSITION_REFUSED;
-    d.error = error;
-    return d;
-}
-
 /* ---- events ---- */
-
-static void emit(struct unit *u, uint8_t type, struct uhil_msg *m)
-{
-    m->type = type;
-    unit_event(u, m);
-}
 
 static void light(struct showdown *s, struct unit *u, uint8_t which, uint8_t mode, uint8_t target)
 {
-    struct uhil_msg m;
-    memset(&m, 0, sizeof m);
-    m.u.light.light = which;
-    m.u.light.mode = mode;
-    m.u.light.target = target;
     if (which == UHIL_SHOWDOWN_LIGHT_GREEN) {
         s->green_mode = mode;
     } else {
         s->red_mode = mode;
         s->red_target = target;
     }
-    emit(u, UHIL_LIGHT_ID, &m);
-}
-
-static void sound(struct unit *u, uint8_t which, uint16_t arg)
-{
-    struct uhil_msg m;
-    memset(&m, 0, sizeof m);
-    m.u.sound.sound = which;
-    m.u.sound.arg = arg;
-    emit(u, UHIL_SOUND_ID, &m);
-}
-
-static void set_state(struct showdown *s, struct unit *u, uint8_t state)
-{
-    struct uhil_msg m;
-    if (state == s->state)
-        return;
-    memset(&m, 0, sizeof m);
-    m.u.state.state = state;
-    m.u.state.previous = s->state;
-    s->state = state;
-    emit(u, UHIL_STATE_ID, &m);
+    unit_light(u, which, mode, target);
 }
 
 static void cards_event(struct unit *u, uint8_t type, uint8_t cards)
@@ -78,7 +35,7 @@ static void cards_event(struct unit *u, uint8_t type, uint8_t cards)
         m.u.sd_cards.cards = cards;
     else
         m.u.sd_countdown.cards = cards;
-    emit(u, type, &m);
+    unit_emit(u, type, &m);
 }
 
 static void arm(struct showdown *s, uint8_t timer, uint32_t at)
@@ -115,7 +72,7 @@ static void verdict(struct showdown *s, struct unit *u, uint8_t loser, uint8_t r
     v->decisive_us = decisive;
     v->knowable_us = knowable;
     unit_verdict(u, &m);
-    set_state(s, u, reason == UHIL_SHOWDOWN_REASON_NO_PRESS ? UHIL_SHOWDOWN_STATE_LOADED : UHIL_SHOWDOWN_STATE_EMPTY);
+    unit_change_state(u, &s->state, reason == UHIL_SHOWDOWN_REASON_NO_PRESS ? UHIL_SHOWDOWN_STATE_LOADED : UHIL_SHOWDOWN_STATE_EMPTY);
 }
 
 static void launch(struct showdown *s, struct unit *u, uint8_t toward)
@@ -125,8 +82,8 @@ static void launch(struct showdown *s, struct unit *u, uint8_t toward)
     memset(&m, 0, sizeof m);
     m.u.sd_launch.toward = toward;
     m.u.sd_launch.cards = s->in_play;
-    emit(u, UHIL_SD_LAUNCH_ID, &m);
-    sound(u, UHIL_SHOWDOWN_SOUND_LAUNCH, 0);      /* SD-14 */
+    unit_emit(u, UHIL_SD_LAUNCH_ID, &m);
+    unit_sound(u, UHIL_SHOWDOWN_SOUND_LAUNCH, 0);      /* SD-14 */
 }
 
 /* ---- deadlines ---- */
@@ -137,8 +94,8 @@ static void beep(struct showdown *s, struct unit *u, uint32_t t)
     uint32_t next = t + unit_param(u, UHIL_PARAM_BEEP_INTERVAL_US);
     memset(&m, 0, sizeof m);
     m.u.sd_beep.index = s->beep_k;
-    emit(u, UHIL_SD_BEEP_ID, &m);
-    sound(u, UHIL_SHOWDOWN_SOUND_BEEP, s->beep_k);
+    unit_emit(u, UHIL_SD_BEEP_ID, &m);
+    unit_sound(u, UHIL_SHOWDOWN_SOUND_BEEP, s->beep_k);
     s->beep_k++;
     if (uhil_diff(next, s->green_us) < 0)
         arm(s, T_BEEP, next);
@@ -151,10 +108,10 @@ static void green(struct showdown *s, struct unit *u, uint32_t t)
     struct uhil_msg m;
     light(s, u, UHIL_SHOWDOWN_LIGHT_RED, UHIL_LIGHT_MODE_OFF, UHIL_SIDE_NONE);
     light(s, u, UHIL_SHOWDOWN_LIGHT_GREEN, UHIL_LIGHT_MODE_FLASH, UHIL_SIDE_NONE);
-    sound(u, UHIL_SHOWDOWN_SOUND_GO, 0);
+    unit_sound(u, UHIL_SHOWDOWN_SOUND_GO, 0);
     memset(&m, 0, sizeof m);
-    emit(u, UHIL_SD_GREEN_ID, &m);
-    set_state(s, u, UHIL_SHOWDOWN_STATE_GO);
+    unit_emit(u, UHIL_SD_GREEN_ID, &m);
+    unit_change_state(u, &s->state, UHIL_SHOWDOWN_STATE_GO);
     arm(s, T_NO_PRESS, t + unit_param(u, UHIL_PARAM_GO_TIMEOUT_US));
 }
 
@@ -189,7 +146,7 @@ static void landing(struct showdown *s, struct unit *u, uint32_t t)
             memset(&m, 0, sizeof m);
             m.u.sd_landing.landed_a = on_a;
             m.u.sd_landing.landed_b = on_b;
-            emit(u, UHIL_SD_LANDING_ID, &m);
+            unit_emit(u, UHIL_SD_LANDING_ID, &m);
         }
         if (on_a == on_b)
             verdict(s, u, UHIL_SIDE_NONE, UHIL_SHOWDOWN_REASON_EVEN_SPLIT, second, t, on_a, on_b);
@@ -271,21 +228,21 @@ static void countdown(struct showdown *s, struct unit *u, uint32_t t)
     light(s, u, UHIL_SHOWDOWN_LIGHT_RED, UHIL_LIGHT_MODE_FLASH, UHIL_SIDE_NONE);
     s->beep_k = 0;
     beep(s, u, t);
-    set_state(s, u, UHIL_SHOWDOWN_STATE_COUNTDOWN);
+    unit_change_state(u, &s->state, UHIL_SHOWDOWN_STATE_COUNTDOWN);
 }
 
 static struct disposition load(struct showdown *s, struct unit *u, uint8_t action, uint8_t value)
 {
     int tray;
     if (s->state != UHIL_SHOWDOWN_STATE_EMPTY && s->state != UHIL_SHOWDOWN_STATE_LOADED)
-        return refused(UHIL_ERROR_WRONG_STATE);
+        return unit_refused(UHIL_ERROR_WRONG_STATE);
     tray = action == UHIL_ACTION_PRESS ? s->tray + value : s->tray - value;
     if (value == 0 || tray < 0 || tray > SHOWDOWN_CAPACITY)                           /* SD-10 */
-        return refused(UHIL_ERROR_BAD_VALUE);
+        return unit_refused(UHIL_ERROR_BAD_VALUE);
     s->tray = (uint8_t)tray;
     cards_event(u, UHIL_SD_CARDS_ID, s->tray);
-    set_state(s, u, s->tray ? UHIL_SHOWDOWN_STATE_LOADED : UHIL_SHOWDOWN_STATE_EMPTY);
-    return ACTED;
+    unit_change_state(u, &s->state, s->tray ? UHIL_SHOWDOWN_STATE_LOADED : UHIL_SHOWDOWN_STATE_EMPTY);
+    return UNIT_ACTED;
 }
 
 static struct disposition paddle(struct showdown *s, struct unit *u, uint32_t t, uint8_t side)
@@ -295,19 +252,19 @@ static struct disposition paddle(struct showdown *s, struct unit *u, uint32_t t,
         s->pressed[side] = 1;
         s->press_us[side] = t;
         light(s, u, UHIL_SHOWDOWN_LIGHT_RED, UHIL_LIGHT_MODE_ON, side);
-        sound(u, UHIL_SHOWDOWN_SOUND_FALSE_START, 0);
+        unit_sound(u, UHIL_SHOWDOWN_SOUND_FALSE_START, 0);
         launch(s, u, side);                 /* capability false_start_launch (SD-3) */
         verdict(s, u, side, UHIL_SHOWDOWN_REASON_FALSE_START, t, t, UHIL_NONE_U8, UHIL_NONE_U8);
-        return ACTED;
+        return UNIT_ACTED;
     }
     if (s->state == UHIL_SHOWDOWN_STATE_GO) {
         s->first = side;
         s->pressed[side] = 1;
         s->press_us[side] = t;
         launch(s, u, (uint8_t)(1 - side));
-        set_state(s, u, UHIL_SHOWDOWN_STATE_RACING);
+        unit_change_state(u, &s->state, UHIL_SHOWDOWN_STATE_RACING);
         arm(s, T_VERDICT, t + unit_param(u, UHIL_PARAM_TIE_WINDOW_US));
-        return ACTED;
+        return UNIT_ACTED;
     }
     if (s->state == UHIL_SHOWDOWN_STATE_RACING && !s->pressed[side]) {
         uint32_t t1 = s->press_us[s->first];
@@ -316,10 +273,10 @@ static struct disposition paddle(struct showdown *s, struct unit *u, uint32_t t,
         if ((uint32_t)uhil_diff(t, t1) < unit_param(u, UHIL_PARAM_TIE_WINDOW_US)) {   /* SD-5, SD-13 */
             s->tie = 1;
             arm(s, T_LANDING, t1 + unit_param(u, UHIL_PARAM_FLIGHT_US));
-            return ACTED;
+            return UNIT_ACTED;
         }
     }
-    return REPORTED;                    /* SD-4, SD-12: reported, nothing else */
+    return UNIT_REPORTED;                    /* SD-4, SD-12: reported, nothing else */
 }
 
 static struct disposition on_input(void *game, struct unit *u, uint32_t t, uint8_t input, uint8_t action,
@@ -329,16 +286,16 @@ static struct disposition on_input(void *game, struct unit *u, uint32_t t, uint8
     if (input == UHIL_SHOWDOWN_INPUT_LOAD_CARDS)
         return load(s, u, action, value);
     if (action != UHIL_ACTION_PRESS)
-        return REPORTED;                /* SD-9 */
+        return UNIT_REPORTED;                /* SD-9 */
     catch_up(s, u, t);
     if (input == UHIL_SHOWDOWN_INPUT_TIMER) {
         if (s->state == UHIL_SHOWDOWN_STATE_EMPTY)
-            return refused(UHIL_ERROR_WRONG_STATE);
+            return unit_refused(UHIL_ERROR_WRONG_STATE);
         if (s->state == UHIL_SHOWDOWN_STATE_LOADED) {
             countdown(s, u, t);
-            return ACTED;
+            return UNIT_ACTED;
         }
-        return REPORTED;
+        return UNIT_REPORTED;
     }
     return paddle(s, u, t, input);
 }
@@ -365,7 +322,7 @@ static void shutdown(void *game, struct unit *u)
         light(s, u, UHIL_SHOWDOWN_LIGHT_GREEN, UHIL_LIGHT_MODE_OFF, UHIL_SIDE_NONE);
     if (s->red_mode != UHIL_LIGHT_MODE_OFF)
         light(s, u, UHIL_SHOWDOWN_LIGHT_RED, UHIL_LIGHT_MODE_OFF, s->red_target);
-    s->timer = T_NONE;
+    power_on(s, u);
 }
 
 static uint8_t state(const void *game) { return ((const struct showdown *)game)->state; }
@@ -380,25 +337,27 @@ static int idle(const void *game)
 static int config_ok(const struct unit *u, uint8_t param, uint32_t value)
 {
     /* SPEC 4.7's rules on the values that would result */
-    uint32_t lo = param == UHIL_PARAM_COUNTDOWN_MIN_US ? value : unit_param(u, UHIL_PARAM_COUNTDOWN_MIN_US);
-    uint32_t hi = param == UHIL_PARAM_COUNTDOWN_MAX_US ? value : unit_param(u, UHIL_PARAM_COUNTDOWN_MAX_US);
-    uint32_t w = param == UHIL_PARAM_TIE_WINDOW_US ? value : unit_param(u, UHIL_PARAM_TIE_WINDOW_US);
-    uint32_t f = param == UHIL_PARAM_FLIGHT_US ? value : unit_param(u, UHIL_PARAM_FLIGHT_US);
-    return lo <= hi && w < f;
+    return unit_param_after(u, UHIL_PARAM_COUNTDOWN_MIN_US, param, value) <=
+               unit_param_after(u, UHIL_PARAM_COUNTDOWN_MAX_US, param, value) &&
+           unit_param_after(u, UHIL_PARAM_TIE_WINDOW_US, param, value) <
+               unit_param_after(u, UHIL_PARAM_FLIGHT_US, param, value);
 }
 
 /* it throws the cards at a false starter (SD-3), and says so */
 #define SHOWDOWN_CAPS (UHIL_CAP_TEST_MODE | UHIL_CAP_HOST_INPUT | UHIL_CAP_TIME_SYNC | UHIL_CAP_EVENT_RESEND | \
                        UHIL_CAP_CONFIG_SET | UHIL_CAP_REFERENCE_RNG | UHIL_CAP_FALSE_START_LAUNCH)
 
+static const uint8_t pins[] = {UHIL_SHOWDOWN_INPUT_PADDLE_A, UHIL_SHOWDOWN_INPUT_PADDLE_B,
+                               UHIL_SHOWDOWN_INPUT_TIMER};
+
 const struct game_ops showdown_ops = {
     UHIL_UNIT_KIND_SHOWDOWN, 4, 1u << UHIL_SHOWDOWN_INPUT_LOAD_CARDS, SHOWDOWN_CAPS | UHIL_CAP_LANDING_SENSOR,
-    SHOWDOWN_CAPACITY, 2,
+    SHOWDOWN_CAPACITY, 2, pins, sizeof pins,
     power_on, shutdown, on_input, deadline, run_deadline, state, cards, idle, config_ok
 };
 
 const struct game_ops showdown_ops_no_sensor = {
     UHIL_UNIT_KIND_SHOWDOWN, 4, 1u << UHIL_SHOWDOWN_INPUT_LOAD_CARDS, SHOWDOWN_CAPS,
-    SHOWDOWN_CAPACITY, 2,
+    SHOWDOWN_CAPACITY, 2, pins, sizeof pins,
     power_on, shutdown, on_input, deadline, run_deadline, state, cards, idle, config_ok
 };

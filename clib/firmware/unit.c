@@ -8,7 +8,6 @@
 #define FIRMWARE_MAJOR 0
 #define FIRMWARE_MINOR 1
 #define FIRMWARE_PATCH 0
-#define N_PINS 3                    /* paddle A, paddle B, TIMER: the inputs a person moves */
 
 static void boot(struct unit *u, uint8_t reason);
 
@@ -29,6 +28,17 @@ uint32_t unit_stamp(struct unit *u, uint32_t t)
     return old;
 }
 
+const struct disposition UNIT_ACTED = {UHIL_DISPOSITION_ACTED, 0};
+const struct disposition UNIT_REPORTED = {UHIL_DISPOSITION_REPORTED, 0};
+
+struct disposition unit_refused(uint8_t error)
+{
+    struct disposition d;
+    d.disposition = UHIL_DISPOSITION_REFUSED;
+    d.error = error;
+    return d;
+}
+
 static int param_slot(const struct unit *u, uint8_t param)
 {
     const struct uhil_param *p = uhil_param_find(param, u->ops->kind);
@@ -39,6 +49,11 @@ uint32_t unit_param(const struct unit *u, uint8_t param)
 {
     int slot = param_slot(u, param);
     return slot < 0 ? 0 : u->config[slot];
+}
+
+uint32_t unit_param_after(const struct unit *u, uint8_t param, uint8_t set, uint32_t value)
+{
+    return param == set ? value : unit_param(u, param);
 }
 
 /* ---- frames out ---- */
@@ -130,6 +145,49 @@ void unit_verdict(struct unit *u, struct uhil_msg *m)
         now = u->stamp;
     u->stamp = now;
     event_at(u, m, now);
+}
+
+void unit_emit(struct unit *u, uint8_t type, struct uhil_msg *m)
+{
+    m->type = type;
+    unit_event(u, m);
+}
+
+void unit_light(struct unit *u, uint8_t light, uint8_t mode, uint8_t target)
+{
+    struct uhil_msg m;
+    memset(&m, 0, sizeof m);
+    m.u.light.light = light;
+    m.u.light.mode = mode;
+    m.u.light.target = target;
+    unit_emit(u, UHIL_LIGHT_ID, &m);
+}
+
+void unit_sound(struct unit *u, uint8_t sound, uint16_t arg)
+{
+    struct uhil_msg m;
+    memset(&m, 0, sizeof m);
+    m.u.sound.sound = sound;
+    m.u.sound.arg = arg;
+    unit_emit(u, UHIL_SOUND_ID, &m);
+}
+
+void unit_state(struct unit *u, uint8_t state, uint8_t previous)
+{
+    struct uhil_msg m;
+    memset(&m, 0, sizeof m);
+    m.u.state.state = state;
+    m.u.state.previous = previous;
+    unit_emit(u, UHIL_STATE_ID, &m);
+}
+
+void unit_change_state(struct unit *u, uint8_t *state, uint8_t next)
+{
+    uint8_t previous = *state;
+    if (next == previous)
+        return;
+    *state = next;
+    unit_state(u, next, previous);
 }
 
 /* ---- inputs (SPEC 4.8) ---- */
@@ -234,16 +292,26 @@ static void run_due(struct unit *u, uint32_t t, int timers_at_t)
     }
 }
 
+void unit_deadlines_until(struct unit *u, uint32_t t)
+{
+    uint32_t at;
+    while (u->ops->deadline(u->game, &at) && uhil_diff(at, t) <= 0) {
+        uint32_t stamp = unit_stamp(u, at);
+        u->ops->run_deadline(u->game, u, at);
+        unit_stamp(u, stamp);
+    }
+}
+
 void unit_poll(struct unit *u)
 {
     uint32_t now = unit_now(u);
     uint8_t pin;
     run_due(u, now, 1);
-    for (pin = 0; pin < N_PINS; pin++) {
-        uint8_t level = (uint8_t)(hal_read_pin(pin) ? 1 : 0);
+    for (pin = 0; pin < u->ops->n_pins; pin++) {
+        uint16_t level = hal_read_pin(pin) ? 1u : 0u;
         if (level != ((u->pins >> pin) & 1u)) {
-            u->pins = (uint8_t)(u->pins ^ (1u << pin));
-            apply_input(u, now, pin, level ? UHIL_ACTION_PRESS : UHIL_ACTION_RELEASE, 0,
+            u->pins = (uint16_t)(u->pins ^ (1u << pin));
+            apply_input(u, now, u->ops->pin_inputs[pin], level ? UHIL_ACTION_PRESS : UHIL_ACTION_RELEASE, 0,
                         UHIL_INPUT_SOURCE_PHYSICAL);
         }
     }
@@ -364,16 +432,10 @@ static uint16_t inject_cancel(struct unit *u)
 
 static void new_game(struct unit *u, uint32_t t)
 {
-    struct uhil_msg m;
     uint8_t previous = u->ops->state(u->game);
     uint32_t stamp = unit_stamp(u, t);
     u->ops->shutdown(u->game, u);
-    u->ops->power_on(u->game, u);
-    memset(&m, 0, sizeof m);
-    m.type = UHIL_STATE_ID;
-    m.u.state.state = u->ops->state(u->game);
-    m.u.state.previous = previous;
-    unit_event(u, &m);                  /* even when the state is unchanged (SPEC 4.9) */
+    unit_state(u, u->ops->state(u->game), previous);     /* even when the state is unchanged (SPEC 4.9) */
     unit_stamp(u, stamp);
 }
 
