@@ -126,6 +126,7 @@ void uart0_tx_isr(void)
 }
 
 static void console_frame(const uint8_t *bytes, size_t n);
+static void console_overrun(void);
 
 void hal_send(const uint8_t *bytes, size_t n)
 {
@@ -206,12 +207,22 @@ static void console_frame(const uint8_t *bytes, size_t n)
         console_put(" event ");
         console_put(type);
     }
-    if (rx_dropped) {
-        console_put(" (receive ring overrun: ");
-        console_u32(rx_dropped);
-        console_put(" bytes lost)");
-    }
     console_put("\r\n");
+}
+
+/* the receive ring overran since the last report: say so, once per overrun, on the console */
+static void console_overrun(void)
+{
+    static uint32_t reported;
+    uint32_t dropped = rx_dropped;
+    if (dropped == reported)
+        return;
+    console_put("receive ring overrun: ");
+    console_u32(dropped - reported);
+    console_put(" bytes lost (ring of ");
+    console_u32(FW_RX_RING);
+    console_put(" bytes); commands in them go unanswered\r\n");
+    reported = dropped;
 }
 
 /* ---- pins, lights, entropy ---- */
@@ -284,6 +295,7 @@ int main(void)
         uint32_t at, mask;
         int32_t ahead = (int32_t)COUNTER_PERIOD_US;
         receive(&u);
+        console_overrun();
         unit_poll(&u);
         if (unit_next_due(&u, &at)) {
             ahead = uhil_diff(at, unit_now(&u));

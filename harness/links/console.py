@@ -60,3 +60,16 @@ class ConsoleReader:
     def lines(self, since_us: int | None = None) -> list[ConsoleLine]:
         with self._lock:
             return [ln for ln in self._lines if since_us is None or ln.host_us >= since_us]
+
+
+def last_words(link, since_us: int) -> str:
+    """For a message about a unit that did not answer: the last line its console printed since since_us
+    (host µs), as "; the unit's console said last: '...'", or "" for a link without a console or a
+    console that said nothing. A firmware that knows why it failed (a ring overrun, a fault) says so there."""
+    console = getattr(link, "console", None)
+    if console is None:
+        return ""
+    lines = console.lines(since_us)
+    if not lines:
+        return ""
+    return f"; the unit's console said last: {lines[-1].text[:200]!r}"

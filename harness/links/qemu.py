@@ -207,6 +207,7 @@ def open_qemu(url: str) -> FdLink:
         raise
     link = FdLink(url, sock=unit.host_end, on_close=unit.close)
     link.qemu = unit
+    link.console = unit.console
     return link
 
 

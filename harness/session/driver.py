@@ -21,6 +21,7 @@ from unohil.harness.errors import CommandTimeout, DeviceMismatch, DeviceReset, L
 from unohil.harness.session.health import LinkHealth
 from unohil.harness.session.timing import link_timing
 from unohil.harness.links import Link, claim, open_link
+from unohil.harness.links.console import last_words
 
 # The harness's logger tree is "unohil" (session, run, conform): pytest's log options and per-test log files
 # show what a unit was told and said. Frames at DEBUG, what the session noticed (gaps, resends) at INFO.
@@ -387,7 +388,8 @@ class Driver:
                 waited = (f"within {timeout} us" if self._bad_crc_naks == damaged else
                           "(the unit answered a damaged frame with NAK bad_crc instead)")
                 raise CommandTimeout(f"{self.url}: no reply to {msg.NAME} (seq {seq}) {waited}"
-                                     + self._why_no_reply(msg.NAME, crc_errors, strays))
+                                     + self._why_no_reply(msg.NAME, crc_errors, strays)
+                                     + last_words(self.link, sent_us))
             tries -= 1
             self.health.retries += 1
         reply = p.reply

@@ -1,0 +1,134 @@
+"""The sample firmware on an emulated Cortex-M3 (clib/firmware/port_mps2_an385.c under qemu-system-arm's
+mps2-an385), reached through the qemu: device URL, as a firmware team would run its build before it has
+a board.
+
+The quick acceptance run and the deliberate fault run in every suite; the whole acceptance run (conform:
+CONFORMS, then the whole Showdown library) runs when UNOHIL_FIRMWARE_CONFORM=1, as the POSIX port's."""
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+
+from unohil.harness.errors import DeviceURLError
+from unohil.harness.links import qemu
+from tools.clib_build import ROOT, BuildError, make, tool
+
+FULL = bool(os.environ.get("UNOHIL_FIRMWARE_CONFORM"))
+
+
+@pytest.fixture(scope="module")
+def images(tmp_path_factory):
+    """make -C clib qemu: the unit's ELF and its deliberate-fault variant."""
+    for name in ("arm-none-eabi-gcc", "qemu-system-arm"):
+        path, required = tool(name, "UNOHIL_REQUIRE_QEMU")
+        if path is None:
+            if required:
+                pytest.fail(f"no {name} and UNOHIL_REQUIRE_QEMU is set")
+            pytest.skip(f"no {name}")
+    build = tmp_path_factory.mktemp("qemu")
+    try:
+        make(build, "qemu")
+    except BuildError as exc:
+        pytest.fail(str(exc))
+    return {"unit": build / "showdown-mps2_an385.elf", "rx16": build / "showdown-mps2_an385-rx16.elf"}
+
+
+def unohil(*args, timeout: float) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "unohil.harness.cli", *args], capture_output=True, text=True,
+                          cwd=ROOT, timeout=timeout)
+
+
+def test_the_image_fits_the_board_and_its_boot_parameters_are_where_the_launcher_writes_them(images):
+    out = subprocess.run(["arm-none-eabi-nm", str(images["unit"])], capture_output=True, text=True,
+                         check=True).stdout
+    symbols = {name: int(addr, 16) for addr, _, name in (line.split() for line in out.splitlines() if line.count(" ") == 2)}
+    assert symbols["boot_params"] == qemu.BOOT_PARAMS_ADDR
+    # the linker script holds the unit to 32 kB of RAM with 2 kB of stack: the image linked, so it fits
+    assert symbols["__stack_top"] == 0x20000000 + 32 * 1024
+
+
+def test_device_url_mistakes_are_one_clear_error(images, tmp_path):
+    not_elf = tmp_path / "x.elf"
+    not_elf.write_bytes(b"hello")
+    cases = {
+        "qemu:": "give the firmware image",
+        f"qemu:{tmp_path}/missing.elf": "no firmware image",
+        f"qemu:{not_elf}": "not a 32-bit Arm ELF image",
+        f"qemu:{images['unit']}?machine=microbit": "no firmware port for machine 'microbit'",
+        f"qemu:{images['unit']}?icount=fast": "icount must be off, auto or a shift",
+        f"qemu:{images['unit']}?colour=red": "unknown option 'colour'",
+    }
+    for url, words in cases.items():
+        with pytest.raises(DeviceURLError, match=re.escape(words)):
+            qemu.parse(url)
+    r = unohil("conform", "--device", f"qemu:{tmp_path}/missing.elf", timeout=60)
+    assert r.returncode == 2 and "no firmware image" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_the_unit_answers_and_prints_its_state_changes_on_its_console(images):
+    """IDENTITY through the qemu: link; the firmware's console (UART1) says each event, in the order
+    and at the device times of the protocol's own events."""
+    from unohil.harness.session.driver import Driver
+    from unohil.protocol import msg
+    with Driver.open(f"qemu:{images['unit']}?serial=77&seed=5") as d:
+        assert (d.identity.serial, d.identity.seed) == (77, 5)
+        d.command(msg.RESET(mode=0))
+        d.input("load_cards", "press", 3)
+        d.input("timer", "press")
+        state = d.wait_for(lambda f: f.msg.NAME == "STATE", 1_000_000, "STATE")
+        d.command(msg.STATUS_GET())
+        lines = [ln.text for ln in d.link.console.lines()]
+    assert lines[0] == "showdown firmware on mps2-an385"
+    assert re.fullmatch(r"0 boot reason 0", lines[1])
+    wanted = f"{state.time_us} state {state.msg.previous} -> {state.msg.state}"
+    assert wanted in lines, lines
+
+
+def test_the_firmware_passes_the_quick_acceptance_run_under_qemu(images, tmp_path):
+    r = unohil("conform", "--device", f"qemu:{images['unit']}", "--quick", "-q", "--json", str(tmp_path / "c.json"),
+               timeout=600)
+    assert r.returncode == 0, r.stdout[-4000:] + r.stderr
+    checks = json.loads((tmp_path / "c.json").read_text())["checks"]
+    assert len(checks) > 50
+    assert [c for c in checks if c["status"] not in ("pass", "skip")] == []
+    assert re.search(r"\d+ passed, 0 failed, \d+ skipped .*: PARTIAL \(quick run", r.stdout), r.stdout[-2000:]
+
+
+def test_a_receive_ring_too_small_for_a_burst_does_not_conform_and_the_message_says_why(images):
+    """The deliberate fault only silicon shows: a 16-byte receive ring (FW_RX_RING=16) overruns while the
+    main loop answers a command and the next arrives; the POSIX port reads whole writes and never can."""
+    r = unohil("conform", "--device", f"qemu:{images['rx16']}", "--no-scenarios", "-q", timeout=600)
+    assert r.returncode == 1, r.stdout[-3000:] + r.stderr
+    assert r.stdout.rstrip().endswith("DOES NOT CONFORM"), r.stdout[-2000:]
+    assert re.search(r"no reply to \w+ \(seq \d+\) within \d+ ms; the unit's console said last: "
+                     r"'receive ring overrun: \d+ bytes lost \(ring of 16 bytes\)", r.stdout), r.stdout[-3000:]
+
+
+def test_the_unit_without_a_landing_sensor(images):
+    """landing_sensor=0 boots the SD-11 form of the unit (a boot parameter); its scenario runs on it."""
+    r = unohil("run", "fixtures/scenarios/showdown", "-k", "landing", "--device",
+               f"qemu:{images['unit']}?landing_sensor=0", timeout=300)
+    assert r.returncode == 0, r.stdout[-3000:]
+    assert re.search(r"[1-9]\d* passed, 0 failed", r.stdout), r.stdout[-2000:]
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not FULL, reason="the full real-clock acceptance run: set UNOHIL_FIRMWARE_CONFORM=1")
+def test_the_firmware_conforms_under_qemu_and_passes_the_whole_library(images, tmp_path):
+    """unohil conform ends CONFORMS on one QEMU unit while the Showdown library runs on a pool of three."""
+    conform = subprocess.Popen([sys.executable, "-m", "unohil.harness.cli", "conform", "--device",
+                                f"qemu:{images['unit']}", "-q", "--json", str(tmp_path / "conform.json")], cwd=ROOT,
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    run = unohil("run", "fixtures/scenarios/showdown",
+                 *[a for _ in range(3) for a in ("--device", f"qemu:{images['unit']}")], timeout=1500)
+    out, _ = conform.communicate(timeout=1500)
+    print(out[-1500:])
+    print(run.stdout[-1500:])
+    assert conform.returncode == 0 and out.rstrip().endswith("CONFORMS"), out[-4000:]
+    assert run.returncode == 0, run.stdout[-4000:]
+    assert re.search(r"\d+ passed, 0 failed", run.stdout), run.stdout[-2000:]
