@@ -9,8 +9,10 @@ from __future__ import annotations
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
+import threading
 
 import pytest
 
@@ -132,3 +134,47 @@ def test_the_firmware_conforms_under_qemu_and_passes_the_whole_library(images, t
     assert conform.returncode == 0 and out.rstrip().endswith("CONFORMS"), out[-4000:]
     assert run.returncode == 0, run.stdout[-4000:]
     assert re.search(r"\d+ passed, 0 failed", run.stdout), run.stdout[-2000:]
+
+
+# ---- the unit's lifecycle: flash, power-cycle ----
+
+def test_firmware_puts_the_image_on_the_unit_before_the_run(images):
+    """The URL names the faulty build; --firmware replaces it with the good one before conform starts."""
+    r = unohil("conform", "--device", f"qemu:{images['rx16']}", "--firmware", str(images["unit"]), "--no-scenarios",
+               "-q", timeout=600)
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr
+    assert "0 failed" in r.stdout and "receive ring overrun" not in r.stdout
+
+
+def test_firmware_on_a_unit_nothing_can_flash_is_one_clear_error(images, tmp_path):
+    r = unohil("run", "--device", "emu://showdown", "--firmware", str(images["unit"]), timeout=120)
+    assert r.returncode == 2 and "nothing here can put an image on this unit" in r.stderr, r.stderr
+    r = unohil("conform", "--device", f"qemu:{images['unit']}", "--firmware", str(tmp_path / "none.elf"), timeout=120)
+    assert r.returncode == 2 and "--firmware: no such file" in r.stderr, r.stderr
+
+
+def test_a_unit_that_hangs_mid_race_is_power_cycled_and_the_run_goes_on(images):
+    """QEMU stopped (SIGSTOP: the CPU and its UART freeze, the link stays open) in the countdown of the
+    second race: that race is a link error naming the power cycle; the unit boots again and the third
+    race passes."""
+    from unohil.harness.outcome import Outcome
+    from unohil.harness.run.runner import Runner
+    from unohil.harness.scenarios.load import loads
+    from unohil.harness.session.driver import Driver
+    from test_faults import GOOD
+    races = [loads(GOOD.replace("name: clean win", f"name: clean win {i}"), "t.yaml")[0] for i in range(3)]
+    with Driver.open(f"qemu:{images['unit']}") as d:
+        unit = d.link.qemu
+        runner = Runner(d)
+        first = runner.run(races[0])
+        hang = threading.Timer(0.5, os.kill, (unit.process.pid, signal.SIGSTOP))
+        hang.start()
+        second = runner.run(races[1])
+        hang.join()
+        third = runner.run(races[2])
+        starts = unit.starts
+    assert first.status is Outcome.PASS, first.races[0].error
+    assert second.status is Outcome.LINK_ERROR
+    assert "the unit stopped answering: power-cycled (QEMU killed and started again)" in second.races[0].error
+    assert third.status is Outcome.PASS, third.races[0].error
+    assert starts == 2

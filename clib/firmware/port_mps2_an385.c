@@ -6,7 +6,7 @@
  * documentation of every register it uses is public; the port is bare metal (no vendor SDK).
  *
  *   UART0   the protocol link, 115200 8N1: receive interrupt-driven into a ring, transmit interrupt-driven
- *           from a ring (a frame that does not fit is dropped whole; EVENT_RESEND recovers its events)
+ *           from a ring that holds a whole EVENT_RESEND (a frame waits for room, up to a second)
  *   UART1   the debug console: one line per event the unit sends (state changes, verdicts, boot)
  *   TIMER0  the free-running microsecond counter: counts SYSCLK down over one second; its interrupt counts
  *           the seconds; hal_micros() joins the two, safe against the interrupt being pending
@@ -31,7 +31,9 @@
 #ifndef FW_RX_RING
 #define FW_RX_RING 256          /* a power of two; holds a burst of several commands of 64 bytes */
 #endif
-#define TX_RING 512             /* a power of two; the replies and events of one command and more */
+/* a power of two: an EVENT_RESEND of the whole 64-event buffer (64 frames of at most 64 bytes) fits */
+#define TX_RING 4096
+#define SEND_WAIT_US 1000000u   /* a full ring is waited on this long (4 kB leave at 115200 baud in 0.36 s) */
 #define TICKS_PER_US (SYSCLK_HZ / 1000000u)
 #define COUNTER_PERIOD_US 1000000u
 #define BAUD 115200u
@@ -131,9 +133,13 @@ static void console_overrun(void);
 void hal_send(const uint8_t *bytes, size_t n)
 {
     uint32_t mask, i;
+    uint32_t since = hal_micros();
     console_frame(bytes, n);
-    if (n > TX_RING - (tx_head - tx_tail))
-        return;                 /* a full ring drops the frame whole */
+    /* a dropped frame is a gap in the header seq: wait for the transmitter to make room, unless the
+     * host has stopped reading altogether */
+    while (n > TX_RING - (tx_head - tx_tail))
+        if (hal_micros() - since > SEND_WAIT_US)
+            return;             /* the frame is dropped whole; EVENT_RESEND recovers events */
     for (i = 0; i < n; i++)
         tx_ring[(tx_head + i) % TX_RING] = bytes[i];
     mask = irq_save();

@@ -12,7 +12,9 @@ from unohil.harness.cli.signals import Interrupted, StopRequest, exit_for
 from unohil.harness.conform import CheckResult, Conformance, coverage
 from unohil.harness.conform.rig import rig_checks
 from unohil.harness.errors import ConformError, ScenarioError
+from unohil.harness.cli.firmware import add_firmware_argument, firmware_image
 from unohil.harness.links import open_link
+from unohil.harness.links.lifecycle import flashing_opener
 from unohil.harness.outcome import Outcome, counts_text, tally
 from unohil.harness.report.console import output_console, conform_table, coverage_table, print_table
 from unohil.harness.report.files import check_outputs, write_outputs
@@ -54,6 +56,7 @@ def add_parser(sub) -> None:
                         "the skew's interval lies within fairness_bound_us (emurig://?OPTIONS with an emulated "
                         "--device: rig.md in the uno-hil docs)")
     p.add_argument("-q", "--quiet", action="store_true", help="no per-check lines")
+    add_firmware_argument(p)
     p.set_defaults(func=main)
 
 
@@ -68,7 +71,8 @@ def main(args) -> int:
     except ScenarioError as exc:
         exc.print(" in the scenarios; nothing was run")
         return Exit.USAGE
-    link = open_link(args.device)
+    image = firmware_image(args.firmware)
+    link = open_link(args.device) if image is None else flashing_opener(image)(args.device)
 
     def progress(c: CheckResult) -> None:
         if not args.quiet:

@@ -16,6 +16,7 @@ from unohil.harness.report.files import check_outputs, write_outputs
 from unohil.harness.report.junit import junit_xml
 from unohil.harness.report.results_json import results_json_chunks
 from unohil.harness.cli import plan
+from unohil.harness.cli.firmware import add_firmware_argument, firmware_image
 from unohil.harness.run.parallel import Rack, Workers
 from unohil.harness.run.pool import unserved_reason
 from unohil.harness.run.results import ScenarioResult
@@ -36,6 +37,7 @@ def add_parser(sub) -> None:
     p.add_argument("--json", metavar="FILE", help="write machine-readable results")
     p.add_argument("--junit", metavar="FILE", help="write JUnit XML")
     p.add_argument("--trace", metavar="DIR", help="write a JSON Lines trace per device")
+    add_firmware_argument(p)
     p.add_argument("-k", metavar="EXPR", help="only scenarios whose name/file/tags match (and, or, not)")
     p.add_argument("--host-timed", action="store_true",
                    help="press with host timing (INPUT) even if the device has test mode")
@@ -85,7 +87,10 @@ def main(args) -> int:
         scenarios = [s for s in scenarios if pick(s)]
     if not scenarios:
         raise UsageError("no scenarios selected")
-    rack = _rig_rack(args) if args.rig else Rack.open(args.device or [], {s.unit for s in scenarios}, args.trace)
+    if args.firmware and not args.device:
+        raise UsageError("--firmware needs a --device to put the image on (e.g. qemu:unit.elf)")
+    rack = _rig_rack(args) if args.rig else Rack.open(args.device or [], {s.unit for s in scenarios}, args.trace,
+                                                      firmware=firmware_image(args.firmware))
     by_kind = rack.by_kind()
     for u in rack.unopened:
         console.print(f"{u.url}: not opened: {u.error}; its scenarios are link errors, the other units run",

@@ -35,6 +35,7 @@ from unohil.harness.errors import DeviceURLError
 from unohil.harness.links import query_options, register_scheme
 from unohil.harness.links.console import ConsoleReader
 from unohil.harness.links.fd import FdLink
+from unohil.harness.links.lifecycle import QemuLifecycle
 
 MACHINES = ("mps2-an385",)
 BOOT_PARAMS_ADDR = 0x20000000         # clib/firmware/mps2_an385/mps2_an385.ld: the first bytes of RAM
@@ -121,6 +122,10 @@ class QemuUnit:
 
     def __post_init__(self):
         self._pairs = {"uart": socket.socketpair(), "console": socket.socketpair()}
+        for _, unit_end in self._pairs.values():
+            # QEMU writes a UART's bytes one write() each, and a byte in a socket costs a buffer of its own:
+            # the default send buffer holds only a few hundred of them while the host is busy
+            unit_end.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 1 << 22)
         fd, log = tempfile.mkstemp(prefix="unohil-qemu-", suffix=".log")
         os.close(fd)
         self._log = Path(log)
@@ -207,6 +212,7 @@ def open_qemu(url: str) -> FdLink:
         raise
     link = FdLink(url, sock=unit.host_end, on_close=unit.close)
     link.qemu = unit
+    link.lifecycle = QemuLifecycle(unit)
     link.console = unit.console
     return link
 

@@ -30,6 +30,7 @@ from unohil.harness.run.results import RaceResult, ScenarioResult
 from unohil.harness.scenarios import expr, roles as rl
 from unohil.harness.scenarios.model import REP, RoleMatcher, Scenario, Step, TimeMatcher
 from unohil.harness.scenarios.units import RIG_ANCHORS, UNITS
+from unohil.harness.links.lifecycle import power_cycle_hung
 from unohil.harness.session.driver import Driver
 from unohil.harness.session.events import describe_conflict, describe_lost
 from unohil.harness.session.outage import Outage
@@ -74,6 +75,7 @@ class Runner:
         self.progress = progress
         self.stop = stop        # between races: why to stop now (a signal), or None to go on
         self.outage = outage if outage is not None else Outage()
+        self._unanswered = False    # the last race ended with the unit not answering: power-cycle it if we can
 
     # ---- scenario level ----
 
@@ -179,6 +181,11 @@ class Runner:
         d = self.d
         if d.replaced is not None:
             return      # another unit answers at the URL: this device's run is over
+        if race is not None and self._unanswered:
+            self._unanswered = False
+            note = power_cycle_hung(d)
+            if note:
+                race.error = f"{race.error}; {note}" if race.error else note
         try:
             if d.link_down is None:
                 _, what = self.outage.ride_out(d.reconnect)
@@ -208,6 +215,7 @@ class Runner:
             race.status, race.error, race.late = Outcome.LINK_ERROR, str(exc), str(exc)
         except (LinkError, DeviceMismatch) as exc:     # a mismatch: another unit answers since a reconnect
             race.status, race.error = Outcome.LINK_ERROR, str(exc)
+            self._unanswered = isinstance(exc, WaitTimeout)
         except ScheduleError as exc:
             race.status, race.error = Outcome.ERROR, str(exc)
         except Nak as exc:

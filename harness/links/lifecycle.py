@@ -1,0 +1,120 @@
+"""A unit's lifecycle: the two things a bench does to a unit besides talking to it.
+
+  flash(image)     put this firmware image on the unit (it boots it)
+  power_cycle()    power off, then on: the one way back for a unit that stopped answering
+
+A link that can do them carries a Lifecycle as `link.lifecycle`: a qemu: link always (QemuLifecycle:
+restart QEMU with the image; kill QEMU and start it again), a real board through labgrid's drivers
+(LabgridLifecycle: the target's BootstrapProtocol driver, e.g. OpenOCDDriver, flashes; its
+PowerProtocol driver, e.g. a PDU's or ExternalPowerDriver, cycles). `unohil run/conform --firmware
+IMAGE` flashes before the run; a run whose unit stops answering power-cycles it (harness/run/runner.py),
+the cut race a link error that says so.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Protocol
+
+from unohil.harness.errors import DeviceURLError, HarnessError
+
+
+class LifecycleError(HarnessError):
+    """The unit could not be flashed or power-cycled; the message says by what and why."""
+
+
+class Lifecycle(Protocol):
+    what: str           # how it is done, for messages: "QEMU restarted", "labgrid power driver ..."
+
+    def flash(self, image: Path) -> None: ...
+
+    def power_cycle(self) -> None: ...
+
+
+def of(link) -> Lifecycle | None:
+    return getattr(link, "lifecycle", None)
+
+
+class QemuLifecycle:
+    """A QEMU unit (harness/links/qemu.py): its power is the QEMU process."""
+
+    what = "QEMU killed and started again"
+
+    def __init__(self, unit):
+        self.unit = unit
+
+    def flash(self, image: Path) -> None:
+        try:
+            self.unit.power_cycle(Path(image))
+        except DeviceURLError as exc:
+            raise LifecycleError(f"cannot flash {image}: {exc}") from None
+
+    def power_cycle(self) -> None:
+        try:
+            self.unit.power_cycle()
+        except DeviceURLError as exc:
+            raise LifecycleError(f"power cycle failed: {exc}") from None
+
+
+class LabgridLifecycle:
+    """A real board through a labgrid target's drivers: BootstrapProtocol.load(image) flashes,
+    PowerProtocol.cycle() power-cycles (each activated on first use; a target without one says so)."""
+
+    def __init__(self, target):
+        self.target = target
+        self.what = f"labgrid target {getattr(target, 'name', '?')}"
+
+    def _driver(self, protocol: str, doing: str):
+        try:
+            driver = self.target.get_driver(protocol)
+        except Exception as exc:       # labgrid's NoDriverFoundError and friends: one message
+            raise LifecycleError(f"{self.what} has no {protocol} driver to {doing} with: {exc}") from None
+        self.target.activate(driver)
+        return driver
+
+    def flash(self, image: Path) -> None:
+        driver = self._driver("BootstrapProtocol", f"flash {image}")
+        try:
+            driver.load(str(image))
+        except Exception as exc:
+            raise LifecycleError(f"{self.what}: {type(driver).__name__} could not flash {image}: {exc}") from None
+
+    def power_cycle(self) -> None:
+        driver = self._driver("PowerProtocol", "power-cycle")
+        try:
+            driver.cycle()
+        except Exception as exc:
+            raise LifecycleError(f"{self.what}: {type(driver).__name__} could not power-cycle: {exc}") from None
+
+
+def flashing_opener(image: Path, opener=None):
+    """An opener (url -> link) that puts `image` on the unit before anyone talks to it: what
+    `--firmware IMAGE` gives run and conform. A link without a lifecycle is an error saying so."""
+    image = Path(image)
+
+    def open_and_flash(url: str):
+        from unohil.harness.links import open_link
+        link = (opener or open_link)(url)
+        try:
+            lifecycle = of(link)
+            if lifecycle is None:
+                raise DeviceURLError(f"{url}: --firmware: nothing here can put an image on this unit (a qemu: unit "
+                                     f"can; a real board through a labgrid target with a flasher driver)")
+            lifecycle.flash(image)
+        except BaseException:
+            link.close()
+            raise
+        return link
+    return open_and_flash
+
+
+def power_cycle_hung(driver) -> str:
+    """A unit that stopped answering mid-run, power-cycled when its link has a lifecycle: what was done,
+    for the cut race's error ("" when nothing can be done: the link's recovery goes on as it would)."""
+    lifecycle = of(driver.link)
+    if lifecycle is None:
+        return ""
+    try:
+        lifecycle.power_cycle()
+    except LifecycleError as exc:
+        return f"the unit stopped answering and could not be power-cycled: {exc}"
+    return f"the unit stopped answering: power-cycled ({lifecycle.what})"
