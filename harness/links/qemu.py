@@ -61,8 +61,11 @@ class QemuSpec:
                 "-kernel", str(self.image),
                 "-chardev", f"socket,id=uart0,fd={uart_fd}", "-serial", "chardev:uart0",
                 "-chardev", f"socket,id=uart1,fd={console_fd}", "-serial", "chardev:uart1"]
-        if self.icount != "off":
-            args += ["-icount", f"shift={self.icount},sleep=on"]
+        if self.icount == "auto":
+            args += ["-icount", "shift=auto,sleep=on"]
+        elif self.icount != "off":
+            # align: QEMU sleeps whenever the instruction-counted clock runs ahead of the host's
+            args += ["-icount", f"shift={self.icount},sleep=on,align=on"]
         # QEMU's own diagnostics for a firmware that faults (e.g. "-d int,guest_errors -D qemu.log")
         args += os.environ.get("UNOHIL_QEMU_ARGS", "").split()
         params = (BOOT_PARAMS_MAGIC, self.serial, self.seed, nonce, self.flags)
