@@ -178,3 +178,45 @@ def test_a_unit_that_hangs_mid_race_is_power_cycled_and_the_run_goes_on(images):
     assert "the unit stopped answering: power-cycled (QEMU killed and started again)" in second.races[0].error
     assert third.status is Outcome.PASS, third.races[0].error
     assert starts == 2
+
+
+# ---- the unit's own words: its console beside the protocol ----
+
+def test_the_console_is_in_the_trace_json_junit_html_and_perfetto_in_order_with_the_events(images, tmp_path):
+    from test_faults import GOOD
+    (tmp_path / "race.yaml").write_text(GOOD)
+    r = unohil("run", str(tmp_path / "race.yaml"), "--device", f"qemu:{images['unit']}", "--trace", str(tmp_path),
+               "--json", str(tmp_path / "r.json"), "--junit", str(tmp_path / "r.xml"), timeout=300)
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr
+    (trace,) = tmp_path.glob("*.jsonl")
+    records = [json.loads(line) for line in trace.read_text().splitlines()]
+    console = [rec for rec in records if rec["dir"] == "console"]
+    assert console
+    # each STATE event the unit sent is in its console, at the same device time, and the console's line,
+    # placed on device time through the clock sync from its host stamp, is within 20 ms of it
+    states = [rec for rec in records if rec.get("type") == "STATE" and rec["dir"] == "rx"]
+    said = [c["text"] for c in console if " state " in c["text"]]
+    assert said == [f"{st['dev_raw']} state {st['fields']['previous']} -> {st['fields']['state']}" for st in states]
+    for st in states:
+        text = f"{st['dev_raw']} state {st['fields']['previous']} -> {st['fields']['state']}"
+        line = next((c for c in console if c["text"] == text), None)
+        assert line is not None, (text, [c["text"] for c in console])
+        if line["dev_us"] is not None:
+            assert abs(line["dev_us"] - st["dev_us"]) < 20_000, (line, st)
+    # the JSON: the race's console, relative to the race start like its events, the verdict among it
+    race = json.loads((tmp_path / "r.json").read_text())["scenarios"][0]["results"][0]
+    texts = [c["text"] for c in race["console"]]
+    assert any(" verdict reason " in t for t in texts), texts
+    go = next(c for c in race["console"] if c["text"].endswith("state 2 -> 3"))
+    verdict = next(c for c in race["console"] if " verdict reason " in c["text"])
+    assert 0 < go["dev_us"] < verdict["dev_us"]
+    # JUnit's system-out, the HTML timeline's console lane, the Perfetto export's console thread
+    assert "console, race 0, +" in (tmp_path / "r.xml").read_text()
+    r = unohil("report", str(tmp_path / "r.json"), "-o", str(tmp_path / "r.html"), timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert 'class="lane">console</text>' in (tmp_path / "r.html").read_text()
+    r = unohil("export", "--perfetto", str(tmp_path / "p.json"), str(trace), timeout=120)
+    assert r.returncode == 0, r.stderr
+    perfetto = json.loads((tmp_path / "p.json").read_text())
+    events = perfetto["traceEvents"] if isinstance(perfetto, dict) else perfetto
+    assert any(ev.get("name", "").endswith("state 2 -> 3") for ev in events)

@@ -12,7 +12,7 @@ from unohil.harness.cli.signals import Interrupted, StopRequest, exit_for
 from unohil.harness.conform import CheckResult, Conformance, coverage
 from unohil.harness.conform.rig import rig_checks
 from unohil.harness.errors import ConformError, ScenarioError
-from unohil.harness.cli.firmware import add_firmware_argument, firmware_image
+from unohil.harness.cli.firmware import add_firmware_argument, attach_consoles, firmware_image
 from unohil.harness.links import open_link
 from unohil.harness.links.lifecycle import flashing_opener
 from unohil.harness.outcome import Outcome, counts_text, tally
@@ -56,7 +56,7 @@ def add_parser(sub) -> None:
                         "the skew's interval lies within fairness_bound_us (emurig://?OPTIONS with an emulated "
                         "--device: rig.md in the uno-hil docs)")
     p.add_argument("-q", "--quiet", action="store_true", help="no per-check lines")
-    add_firmware_argument(p)
+    add_firmware_argument(p, many=False)
     p.set_defaults(func=main)
 
 
@@ -73,6 +73,11 @@ def main(args) -> int:
         return Exit.USAGE
     image = firmware_image(args.firmware)
     link = open_link(args.device) if image is None else flashing_opener(image)(args.device)
+    try:
+        consoles = attach_consoles([link], [args.console] if args.console else [])
+    except BaseException:
+        link.close()
+        raise
 
     def progress(c: CheckResult) -> None:
         if not args.quiet:
@@ -96,6 +101,8 @@ def main(args) -> int:
         finally:
             stop.finishing()
             link.close()
+            for reader in consoles:
+                reader.close()
     try:
         status = _tell(console, args, report, progress, stop)
     finally:

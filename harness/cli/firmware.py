@@ -1,5 +1,6 @@
-"""--firmware IMAGE, shared by run and conform: the image put on each unit before its session starts
-(harness/links/lifecycle.py does it through the link's lifecycle)."""
+"""--firmware IMAGE and --console URL, shared by run and conform: the image put on each unit before its
+session starts (harness/links/lifecycle.py does it through the link's lifecycle), and the unit's debug
+console read beside its link (harness/links/console.py)."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -7,10 +8,34 @@ from pathlib import Path
 from unohil.harness.errors import UsageError
 
 
-def add_firmware_argument(p) -> None:
+def add_firmware_argument(p, many: bool) -> None:
     p.add_argument("--firmware", metavar="IMAGE",
                    help="put this firmware image on the unit(s) first (a qemu: unit boots it; a real board "
                         "needs a flasher, see firmware.md in the uno-hil docs)")
+    p.add_argument("--console", metavar="URL", action="append" if many else "store",
+                   help="the unit's debug text (socket://HOST:PORT, or a serial port, pty or FIFO), captured "
+                        "beside its link into the trace and results" + (
+                            "; repeatable, the Nth for the Nth --device" if many else "")
+                        + " (a qemu: unit's second UART is captured without it)")
+
+
+def attach_consoles(links: list, urls: list[str] | None) -> list:
+    """Open each --console URL and give it to the link of the same position; returns the readers, for
+    closing. More consoles than devices is a usage error."""
+    from unohil.harness.links.console import open_console
+    urls = urls or []
+    if len(urls) > len(links):
+        raise UsageError(f"{len(urls)} --console for {len(links)} device(s): give one per --device, in their order")
+    readers = []
+    try:
+        for link, url in zip(links, urls):
+            link.console = open_console(url)
+            readers.append(link.console)
+    except BaseException:
+        for r in readers:
+            r.close()
+        raise
+    return readers
 
 
 def firmware_image(text: str | None) -> Path | None:

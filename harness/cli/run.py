@@ -16,7 +16,7 @@ from unohil.harness.report.files import check_outputs, write_outputs
 from unohil.harness.report.junit import junit_xml
 from unohil.harness.report.results_json import results_json_chunks
 from unohil.harness.cli import plan
-from unohil.harness.cli.firmware import add_firmware_argument, firmware_image
+from unohil.harness.cli.firmware import add_firmware_argument, attach_consoles, firmware_image
 from unohil.harness.run.parallel import Rack, Workers
 from unohil.harness.run.pool import unserved_reason
 from unohil.harness.run.results import ScenarioResult
@@ -37,7 +37,7 @@ def add_parser(sub) -> None:
     p.add_argument("--json", metavar="FILE", help="write machine-readable results")
     p.add_argument("--junit", metavar="FILE", help="write JUnit XML")
     p.add_argument("--trace", metavar="DIR", help="write a JSON Lines trace per device")
-    add_firmware_argument(p)
+    add_firmware_argument(p, many=True)
     p.add_argument("-k", metavar="EXPR", help="only scenarios whose name/file/tags match (and, or, not)")
     p.add_argument("--host-timed", action="store_true",
                    help="press with host timing (INPUT) even if the device has test mode")
@@ -91,6 +91,11 @@ def main(args) -> int:
         raise UsageError("--firmware needs a --device to put the image on (e.g. qemu:unit.elf)")
     rack = _rig_rack(args) if args.rig else Rack.open(args.device or [], {s.unit for s in scenarios}, args.trace,
                                                       firmware=firmware_image(args.firmware))
+    try:
+        consoles = attach_consoles([d.link for d in rack.drivers], args.console)
+    except BaseException:
+        rack.close()
+        raise
     by_kind = rack.by_kind()
     for u in rack.unopened:
         console.print(f"{u.url}: not opened: {u.error}; its scenarios are link errors, the other units run",
@@ -125,6 +130,8 @@ def main(args) -> int:
             stop.finishing()
             health, devices = rack.health(), rack.describe()
             rack.close()
+            for reader in consoles:
+                reader.close()
         return _report(console, fmt, args, started, scenarios, results, rack, health, devices, stop)
 
 

@@ -24,13 +24,16 @@ class ConsoleLine:
 
 
 class ConsoleReader:
-    """Reads `sock` until it closes; lines() gives the lines so far, oldest first."""
+    """Reads `source` (a socket, or a function returning the next bytes, b"" at the end) until it ends;
+    lines() gives the lines so far, oldest first."""
 
-    def __init__(self, sock: socket.socket, name: str):
+    def __init__(self, source, name: str, on_close=None):
         self.name = name
-        self._sock = sock
+        self._read = source.recv if isinstance(source, socket.socket) else source
+        self._on_close = on_close
         self._lines: deque[ConsoleLine] = deque(maxlen=MAX_LINES)
         self._partial = b""
+        self._total = 0             # lines ever taken in: a consumer's cursor counts in these
         self._lock = threading.Lock()
         self._thread = threading.Thread(target=self._run, name=f"console {name}", daemon=True)
         self._thread.start()
@@ -38,12 +41,16 @@ class ConsoleReader:
     def _run(self) -> None:
         while True:
             try:
-                data = self._sock.recv(4096)
+                data = self._read(4096)
             except OSError:
                 return
             if not data:
                 return
             self._take(data, time.monotonic_ns() // 1000)
+
+    def close(self) -> None:
+        if self._on_close is not None:
+            self._on_close()
 
     def _take(self, data: bytes, host_us: int) -> None:
         text = self._partial + data
@@ -56,6 +63,13 @@ class ConsoleReader:
                 line = raw.rstrip(b"\r").decode("utf-8", errors="replace")
                 if line:
                     self._lines.append(ConsoleLine(host_us, line))
+                    self._total += 1
+
+    def after(self, cursor: int) -> tuple[list[ConsoleLine], int]:
+        """The lines after the first `cursor` ever read (those still kept), and the new cursor."""
+        with self._lock:
+            fresh = min(self._total - cursor, len(self._lines))
+            return (list(self._lines)[len(self._lines) - fresh:] if fresh > 0 else []), self._total
 
     def lines(self, since_us: int | None = None) -> list[ConsoleLine]:
         with self._lock:
@@ -73,3 +87,33 @@ def last_words(link, since_us: int) -> str:
     if not lines:
         return ""
     return f"; the unit's console said last: {lines[-1].text[:200]!r}"
+
+
+def open_console(url: str) -> ConsoleReader:
+    """--console URL: socket://HOST:PORT (a ser2net port, a board's debug bridge) or the path of a serial
+    port, pty or FIFO the text arrives on. DeviceURLError when it cannot be opened."""
+    import os
+    from unohil.harness.errors import DeviceURLError
+    if url.lower().startswith("socket://"):
+        from unohil.harness.links.serial import CONNECT_TIMEOUT_S, _host_port
+        host, port = _host_port(url, "socket")
+        try:
+            sock = socket.create_connection((host, port), timeout=CONNECT_TIMEOUT_S)
+        except OSError as exc:
+            raise DeviceURLError(f"--console {url}: cannot connect: {exc.strerror or exc}") from None
+        sock.settimeout(None)
+        return ConsoleReader(sock, url, on_close=sock.close)
+    if "://" in url:
+        raise DeviceURLError(f"--console {url}: give socket://HOST:PORT or the path of a serial port, pty or FIFO")
+    try:
+        fd = os.open(url, os.O_RDONLY | getattr(os, "O_NOCTTY", 0))
+    except OSError as exc:
+        raise DeviceURLError(f"--console {url}: cannot open: {exc.strerror}") from None
+    if os.isatty(fd):
+        import termios
+        import tty
+        try:
+            tty.setraw(fd)          # the text as the unit sent it: no echo, no line discipline
+        except termios.error:
+            pass
+    return ConsoleReader(lambda n: os.read(fd, n), url, on_close=lambda: os.close(fd))

@@ -10,7 +10,7 @@ import re
 from datetime import datetime, timezone
 
 from unohil.harness.report.junit import xml_text
-from unohil.harness.report.timeline import EVENTS, INPUTS, LANES, LIGHTS, STATE, TIMES, Timeline, race_timeline
+from unohil.harness.report.timeline import CONSOLE, EVENTS, INPUTS, LANES, LIGHTS, STATE, TIMES, Timeline, race_timeline
 from unohil.harness.report.units import human_us
 from unohil.harness.report.verdicts import outcome_text
 from unohil.protocol import catalogue as cat
@@ -51,7 +51,7 @@ document.body.dataset.ready = document.querySelectorAll("details.scenario").leng
 """
 
 COLOURS = {"event": "#1565c0", "verdict": "#c62828", "press": "#2e7d32", "release": "#9e9e9e",
-           "refused": "#ef6c00", "time": "#6a1b9a"}
+           "refused": "#ef6c00", "time": "#6a1b9a", "console": "#546e7a"}
 PALETTE = ("#90caf9", "#a5d6a7", "#ffe082", "#ef9a9a", "#ce93d8", "#80cbc4", "#ffcc80", "#b0bec5")
 
 
@@ -82,6 +82,7 @@ def timeline_svg(tl: Timeline, title: str) -> str:
     lanes: list[tuple[str, str]] = [(STATE, "state")]
     lanes += [(INPUTS, "inputs")] + [(LIGHTS, r) for r in tl.rows(LIGHTS)]
     lanes += [(EVENTS, "events")] + [(EVENTS, r) for r in tl.rows(EVENTS)] + [(TIMES, "verdict times")]
+    lanes += [(CONSOLE, "console")] if any(m.lane == CONSOLE for m in tl.marks) else []
     row_y = {lane: 18 + i * row_h for i, lane in enumerate(lanes)}
     height = 18 + len(lanes) * row_h
     end = max(tl.end_us * 1.05, 1)     # room for the labels of the last marks
@@ -105,7 +106,8 @@ def timeline_svg(tl: Timeline, title: str) -> str:
                      f'{e(human_us(s.end_us))}</title></rect>')
         if s.value and w > 8 * len(s.value):
             parts.append(f'<text x="{x(s.start_us) + 3:.1f}" y="{y + 15}">{e(s.value)}</text>')
-    lane_row = {INPUTS: (INPUTS, "inputs"), EVENTS: (EVENTS, "events"), TIMES: (TIMES, "verdict times")}
+    lane_row = {INPUTS: (INPUTS, "inputs"), EVENTS: (EVENTS, "events"), TIMES: (TIMES, "verdict times"),
+                CONSOLE: (CONSOLE, "console")}
     for i, m in enumerate(sorted(tl.marks, key=lambda m: m.t_us)):
         y = row_y[lane_row[m.lane]]
         c = COLOURS[m.kind]

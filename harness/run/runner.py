@@ -203,6 +203,7 @@ class Runner:
     def _race_guarded(self, sc: Scenario, env: dict) -> RaceResult:
         race = RaceResult(env["race"], env)
         self._ran_on(race)
+        host0 = self.d.now_us()
         h0 = self.d.health.copy()
         lost0 = self._lost0 = len(self.d.events.lost)
         conflicts0 = len(self.d.events.conflicts)
@@ -228,6 +229,9 @@ class Runner:
             aborted = False
         if aborted:
             self.d.dirty = True
+        race.console = [{"dev_us": None if c["dev_us"] is None else c["dev_us"] - race.start_dev_us,
+                         "host_us": c["host_us"], "text": c["text"]}
+                        for c in self.d.console_log if c["host_us"] >= host0]
         dh = self.d.health.minus(h0)
         race.health = {k: v for k, v in dh.as_dict().items() if v and k not in ("frames_rx", "frames_tx", "bytes_rx")}
         if dh.events_lost and race.status in (Outcome.PASS, Outcome.FAIL):
