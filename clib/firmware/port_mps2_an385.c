@@ -12,6 +12,7 @@
  *           the seconds; hal_micros() joins the two, safe against the interrupt being pending
  *   TIMER1  wakes the main loop (asleep in WFI) at the unit's next deadline
  *
+ * The unit kind is mps2_an385/kind_KIND.c's (fw_kind_start): the port knows no game.
  * The launcher (harness/links/qemu.py) writes the boot parameters into RAM before reset: serial, seed, a
  * nonce for the boot id and the unit's variant. A board without such a launcher reads them from its
  * unique-id register and option bytes instead.
@@ -23,10 +24,10 @@
 #include <string.h>
 
 #include "hal.h"
-#include "showdown.h"
 #include "unit.h"
 #include "../uhil_framing.h"
 #include "mps2_an385/board.h"
+#include "mps2_an385/kind.h"
 
 #ifndef FW_RX_RING
 #define FW_RX_RING 256          /* a power of two; holds a burst of several commands of 64 bytes */
@@ -38,7 +39,6 @@
 #define COUNTER_PERIOD_US 1000000u
 #define BAUD 115200u
 #define BOOT_PARAMS_MAGIC 0x55484231u       /* "UHB1" */
-#define BOOT_FLAG_NO_LANDING_SENSOR 1u
 
 /* written by the launcher before reset; start-up does not touch them (section .boot_params, NOLOAD) */
 struct boot_params {
@@ -284,19 +284,16 @@ static void receive(struct unit *u)
 int main(void)
 {
     static struct unit u;
-    static struct showdown game;
-    const struct game_ops *ops = &showdown_ops;
-    uint32_t serial = 1, seed = 1;
+    uint32_t serial = 1, seed = 1, flags = 0;
     if (boot_params.magic == BOOT_PARAMS_MAGIC) {
         serial = boot_params.serial;
         seed = boot_params.seed;
-        if (boot_params.flags & BOOT_FLAG_NO_LANDING_SENSOR)
-            ops = &showdown_ops_no_sensor;
+        flags = boot_params.flags;
     }
     start_hardware();
-    console_put("showdown firmware on mps2-an385\r\n");
-    game.landing_sensor = ops == &showdown_ops;
-    unit_start(&u, ops, &game, serial, seed);
+    console_put(fw_kind_name);
+    console_put(" firmware on mps2-an385\r\n");
+    fw_kind_start(&u, serial, seed, flags);
     for (;;) {
         uint32_t at, mask;
         int32_t ahead = (int32_t)COUNTER_PERIOD_US;
