@@ -102,8 +102,9 @@ def test_the_firmware_passes_the_quick_acceptance_run_under_qemu(images, tmp_pat
 
 
 def test_a_receive_ring_too_small_for_a_burst_does_not_conform_and_the_message_says_why(images):
-    """The deliberate fault only silicon shows: a 16-byte receive ring (FW_RX_RING=16) overruns while the
-    main loop answers a command and the next arrives; the POSIX port reads whole writes and never can."""
+    """The deliberate fault only silicon shows: a debug build's 16-byte receive ring (FW_RX_RING=16) overruns
+    while its polled console holds the main loop and the next commands of a burst arrive; the POSIX port
+    reads whole writes and never can."""
     r = unohil("conform", "--device", f"qemu:{images['rx16']}", "--no-scenarios", "-q", timeout=600)
     assert r.returncode == 1, r.stdout[-3000:] + r.stderr
     assert r.stdout.rstrip().endswith("DOES NOT CONFORM"), r.stdout[-2000:]

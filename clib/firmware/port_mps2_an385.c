@@ -19,8 +19,12 @@
  *
  * Build-time faults (for the harness's own tests; a real port has none):
  *   -DFW_RX_RING=16   a receive ring too small for a burst of commands: bytes are lost while the main
- *                     loop answers the first command of the burst (QEMU's UART, like a real one with a
- *                     one-byte holding register, does not wait for the main loop) */
+ *                     loop is busy with the first command of the burst (the receive interrupt goes on
+ *                     taking bytes, as a UART with a one-byte holding register makes it)
+ *   -DFW_DEBUG_CONSOLE=1  a debug build's console: every frame logged, replies too, and each character
+ *                     held for its byte time at 115200 baud (87 us), as a polled UART holds the main loop
+ *                     on silicon (QEMU's UART sends at once). With the 16-byte ring: the bug of a debug
+ *                     build on a real board, the next command of a burst cut while a reply is logged */
 #include <string.h>
 
 #include "hal.h"
@@ -154,6 +158,10 @@ void hal_send(const uint8_t *bytes, size_t n)
 /* ---- the debug console (UART1, polled) ---- */
 
 #define CONSOLE_STALL_US 2000u
+#ifndef FW_DEBUG_CONSOLE
+#define FW_DEBUG_CONSOLE 0
+#endif
+#define CONSOLE_BYTE_US (FW_DEBUG_CONSOLE ? 87u : 0u)
 
 /* A debug line waits for the transmitter, but never for long: a console nobody drains (a cable not
  * plugged in, a host that does not read) drops the rest of the line rather than stall the unit. */
@@ -165,6 +173,11 @@ static void console_put(const char *s)
             if (hal_micros() - since > CONSOLE_STALL_US)
                 return;
         UART1->data = (uint8_t)*s;
+#if FW_DEBUG_CONSOLE
+        since = hal_micros();
+        while (hal_micros() - since < CONSOLE_BYTE_US)
+            ;
+#endif
     }
 }
 
@@ -191,8 +204,8 @@ static void console_frame(const uint8_t *bytes, size_t n)
     if (n < 2 || n - 1 > sizeof frame)
         return;
     len = uhil_cobs_decode(bytes, n - 1, frame);
-    if (len <= 0 || uhil_msg_decode(frame, (size_t)len, &m) != 0 || m.type < UHIL_BOOT_ID)
-        return;                 /* replies are not logged: the host has them */
+    if (len <= 0 || uhil_msg_decode(frame, (size_t)len, &m) != 0 || (m.type < UHIL_BOOT_ID && !FW_DEBUG_CONSOLE))
+        return;                 /* replies are not logged (the host has them), but by a debug build */
     console_u32(m.time_us);
     if (m.type == UHIL_STATE_ID) {
         console_put(" state ");
@@ -210,7 +223,7 @@ static void console_frame(const uint8_t *bytes, size_t n)
     } else {
         type[2] = hex[m.type >> 4];
         type[3] = hex[m.type & 15u];
-        console_put(" event ");
+        console_put(m.type < UHIL_BOOT_ID ? " reply " : " event ");
         console_put(type);
     }
     console_put("\r\n");

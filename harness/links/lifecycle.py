@@ -111,10 +111,26 @@ def power_cycle_hung(driver) -> str:
     """A unit that stopped answering mid-run, power-cycled when its link has a lifecycle: what was done,
     for the cut race's error ("" when nothing can be done: the link's recovery goes on as it would)."""
     lifecycle = of(driver.link)
-    if lifecycle is None:
+    if lifecycle is None or _answers(driver):
         return ""
     try:
         lifecycle.power_cycle()
     except LifecycleError as exc:
         return f"the unit stopped answering and could not be power-cycled: {exc}"
     return f"the unit stopped answering: power-cycled ({lifecycle.what})"
+
+
+def _answers(driver) -> bool:
+    """Whether the unit answers STATUS_GET now (twice retried): a unit that was only slow (a loaded host, a
+    late reply) is not power-cycled."""
+    from unohil.harness.errors import DeviceReset, LinkError
+    from unohil.protocol import msg
+    try:
+        driver.command(msg.STATUS_GET(), retries=2)
+    except DeviceReset:
+        return True             # it answers, from a new boot: the session's recovery deals with that
+    except LinkError:
+        return False
+    except HarnessError:
+        return True             # a NAK is an answer
+    return True
