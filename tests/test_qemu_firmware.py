@@ -221,3 +221,14 @@ def test_the_console_is_in_the_trace_json_junit_html_and_perfetto_in_order_with_
     perfetto = json.loads((tmp_path / "p.json").read_text())
     events = perfetto["traceEvents"] if isinstance(perfetto, dict) else perfetto
     assert any(ev.get("name", "").endswith("state 2 -> 3") for ev in events)
+
+
+def test_the_timing_tool_measures_a_real_time_unit_within_the_specs_budgets(images):
+    """tools/qemu_timing.py (docs/firmware.md's table): on the host's clock the unit's time runs within 1 %
+    of the host's and its replies come within SPEC 4.3's 50 ms."""
+    from tools.qemu_timing import measure
+    m = measure(f"qemu:{images['unit']}?icount=off", seconds=2.0, presses=5)
+    assert "error" not in m, m
+    assert abs(m["rate_ppm"]) < 10_000, m["rate_ppm"]
+    assert max(m["rtt"]) < 50_000 and len(m["lateness"]) == 5
+    assert all(t >= 0 for t in m["turnaround"])
