@@ -58,3 +58,45 @@ def test_a_power_command_that_fails_is_one_error_naming_the_driver(labgrid, tmp_
     ExternalPowerDriver(target, "power", cmd_on="false", cmd_off="false", cmd_cycle="false", delay=0.0)
     with pytest.raises(LifecycleError, match="ExternalPowerDriver could not power-cycle"):
         LabgridLifecycle(target).power_cycle()
+
+
+def environment(tmp_path, log) -> str:
+    """A labgrid environment file whose target `bench` is powered by ExternalPowerDriver's logging commands."""
+    say = f"{sys.executable} -c \\\"import sys; open(sys.argv[1], 'a').write(sys.argv[2] + ' ')\\\" {log}"
+    env = tmp_path / "env.yaml"
+    env.write_text(f"""targets:
+  bench:
+    drivers:
+      ExternalPowerDriver:
+        cmd_on: "{say} on"
+        cmd_off: "{say} off"
+        cmd_cycle: "{say} cycle"
+        delay: 0.0
+""")
+    return str(env)
+
+
+def test_lifecycle_names_a_target_of_a_labgrid_environment(labgrid, tmp_path):
+    from unohil.harness.errors import DeviceURLError
+    from unohil.harness.links.lifecycle import labgrid_lifecycle
+    log = tmp_path / "outlet.log"
+    env = environment(tmp_path, log)
+    labgrid_lifecycle(f"{env}#bench").power_cycle()
+    assert log.read_text().split() == ["cycle"]
+    with pytest.raises(DeviceURLError, match="has no target 'main'"):
+        labgrid_lifecycle(env)
+    with pytest.raises(DeviceURLError, match="no such labgrid environment file"):
+        labgrid_lifecycle(str(tmp_path / "none.yaml"))
+
+
+def test_firmware_through_a_target_without_a_flasher_is_one_error(labgrid, tmp_path):
+    import subprocess
+    env = environment(tmp_path, tmp_path / "outlet.log")
+    image = tmp_path / "unit.elf"
+    image.write_bytes(b"\x7fELF")
+    r = subprocess.run([sys.executable, "-m", "unohil.harness.cli", "run", "--device", "emu://showdown",
+                        "--lifecycle", f"{env}#bench", "--firmware", str(image)], capture_output=True, text=True,
+                       cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))), timeout=120)
+    assert r.returncode == 2, r.stdout[-2000:] + r.stderr
+    assert "labgrid target bench has no BootstrapProtocol driver to flash" in r.stderr, r.stderr
+    assert "Traceback" not in r.stderr

@@ -12,9 +12,8 @@ from unohil.harness.cli.signals import Interrupted, StopRequest, exit_for
 from unohil.harness.conform import CheckResult, Conformance, coverage
 from unohil.harness.conform.rig import rig_checks
 from unohil.harness.errors import ConformError, ScenarioError
-from unohil.harness.cli.firmware import add_firmware_argument, attach_consoles, firmware_image
+from unohil.harness.cli.firmware import add_firmware_argument, attach_consoles, unit_opener
 from unohil.harness.links import open_link
-from unohil.harness.links.lifecycle import flashing_opener
 from unohil.harness.outcome import Outcome, counts_text, tally
 from unohil.harness.report.console import output_console, conform_table, coverage_table, print_table
 from unohil.harness.report.files import check_outputs, write_outputs
@@ -71,8 +70,8 @@ def main(args) -> int:
     except ScenarioError as exc:
         exc.print(" in the scenarios; nothing was run")
         return Exit.USAGE
-    image = firmware_image(args.firmware)
-    link = open_link(args.device) if image is None else flashing_opener(image)(args.device)
+    opener = unit_opener(args, 1)
+    link = (opener or open_link)(args.device)
     try:
         consoles = attach_consoles([link], [args.console] if args.console else [])
     except BaseException:

@@ -12,6 +12,10 @@ def add_firmware_argument(p, many: bool) -> None:
     p.add_argument("--firmware", metavar="IMAGE",
                    help="put this firmware image on the unit(s) first (a qemu: unit boots it; a real board "
                         "needs a flasher, see firmware.md in the uno-hil docs)")
+    p.add_argument("--lifecycle", metavar="ENV.yaml[#TARGET]",
+                   help="flash and power-cycle the unit through this labgrid environment's target (default "
+                        "main): its BootstrapProtocol driver for --firmware, its PowerProtocol driver for a unit "
+                        "that stops answering" + ("; with one --device" if many else ""))
     p.add_argument("--console", metavar="URL", action="append" if many else "store",
                    help="the unit's debug text (socket://HOST:PORT, or a serial port, pty or FIFO), captured "
                         "beside its link into the trace and results" + (
@@ -46,3 +50,15 @@ def firmware_image(text: str | None) -> Path | None:
     if not path.is_file():
         raise UsageError(f"--firmware: no such file: {text}")
     return path
+
+
+def unit_opener(args, devices: int):
+    """The opener --firmware and --lifecycle ask for (None when neither is given): a labgrid target's
+    lifecycle is read before any unit is touched."""
+    image = firmware_image(args.firmware)
+    if args.lifecycle is None and image is None:
+        return None
+    from unohil.harness.links.lifecycle import flashing_opener, labgrid_lifecycle
+    if args.lifecycle is not None and devices != 1:
+        raise UsageError("--lifecycle is one unit's: give exactly one --device with it")
+    return flashing_opener(image, lifecycle=labgrid_lifecycle(args.lifecycle) if args.lifecycle else None)

@@ -16,7 +16,7 @@ from unohil.harness.report.files import check_outputs, write_outputs
 from unohil.harness.report.junit import junit_xml
 from unohil.harness.report.results_json import results_json_chunks
 from unohil.harness.cli import plan
-from unohil.harness.cli.firmware import add_firmware_argument, attach_consoles, firmware_image
+from unohil.harness.cli.firmware import add_firmware_argument, attach_consoles, unit_opener
 from unohil.harness.run.parallel import Rack, Workers
 from unohil.harness.run.pool import unserved_reason
 from unohil.harness.run.results import ScenarioResult
@@ -87,10 +87,10 @@ def main(args) -> int:
         scenarios = [s for s in scenarios if pick(s)]
     if not scenarios:
         raise UsageError("no scenarios selected")
-    if args.firmware and not args.device:
-        raise UsageError("--firmware needs a --device to put the image on (e.g. qemu:unit.elf)")
+    if (args.firmware or args.lifecycle) and not args.device:
+        raise UsageError("--firmware and --lifecycle need a --device (e.g. qemu:unit.elf)")
     rack = _rig_rack(args) if args.rig else Rack.open(args.device or [], {s.unit for s in scenarios}, args.trace,
-                                                      firmware=firmware_image(args.firmware))
+                                                      opener=unit_opener(args, len(args.device or [])))
     try:
         consoles = attach_consoles([d.link for d in rack.drivers], args.console)
     except BaseException:

@@ -6,7 +6,8 @@
 A link that can do them carries a Lifecycle as `link.lifecycle`: a qemu: link always (QemuLifecycle:
 restart QEMU with the image; kill QEMU and start it again), a real board through labgrid's drivers
 (LabgridLifecycle: the target's BootstrapProtocol driver, e.g. OpenOCDDriver, flashes; its
-PowerProtocol driver, e.g. a PDU's or ExternalPowerDriver, cycles). `unohil run/conform --firmware
+PowerProtocol driver, e.g. a PDU's or ExternalPowerDriver, cycles), given with `--lifecycle
+ENV.yaml[#TARGET]` (a labgrid environment file). `unohil run/conform --firmware
 IMAGE` flashes before the run; a run whose unit stops answering power-cycles it (harness/run/runner.py),
 the cut race a link error that says so.
 """
@@ -86,20 +87,27 @@ class LabgridLifecycle:
             raise LifecycleError(f"{self.what}: {type(driver).__name__} could not power-cycle: {exc}") from None
 
 
-def flashing_opener(image: Path, opener=None):
-    """An opener (url -> link) that puts `image` on the unit before anyone talks to it: what
-    `--firmware IMAGE` gives run and conform. A link without a lifecycle is an error saying so."""
-    image = Path(image)
+def flashing_opener(image: Path | None, opener=None, lifecycle: Lifecycle | None = None):
+    """An opener (url -> link) that gives the link `lifecycle` (when one is given: a real board's, from
+    --lifecycle) and puts `image` on the unit (when one is given) before anyone talks to it: what
+    `--firmware IMAGE` gives run and conform. Flashing a link without a lifecycle is an error saying so."""
+    given = lifecycle
+    flashed: set[str] = set()       # a link opened again (a reconnect) is not flashed again
 
     def open_and_flash(url: str):
         from unohil.harness.links import open_link
         link = (opener or open_link)(url)
         try:
+            if given is not None:
+                link.lifecycle = given
+            if image is None or url in flashed:
+                return link
             lifecycle = of(link)
             if lifecycle is None:
                 raise DeviceURLError(f"{url}: --firmware: nothing here can put an image on this unit (a qemu: unit "
                                      f"can; a real board through a labgrid target with a flasher driver)")
-            lifecycle.flash(image)
+            lifecycle.flash(Path(image))
+            flashed.add(url)
         except BaseException:
             link.close()
             raise
@@ -134,3 +142,23 @@ def _answers(driver) -> bool:
     except HarnessError:
         return True             # a NAK is an answer
     return True
+
+
+def labgrid_lifecycle(spec: str) -> LabgridLifecycle:
+    """--lifecycle ENV.yaml[#TARGET]: the target (default main) of a labgrid environment file, whose
+    drivers flash and power-cycle the unit. DeviceURLError when labgrid, the file or the target is missing."""
+    path, _, role = spec.partition("#")
+    role = role or "main"
+    try:
+        from labgrid import Environment
+    except ImportError:
+        raise DeviceURLError(f"--lifecycle {spec}: labgrid is not installed (pip install 'uno-hil[labgrid]')") from None
+    if not Path(path).is_file():
+        raise DeviceURLError(f"--lifecycle {spec}: no such labgrid environment file: {path}")
+    try:
+        target = Environment(config_file=path).get_target(role)
+    except Exception as exc:        # labgrid's own errors for a file it cannot read: one message
+        raise DeviceURLError(f"--lifecycle {spec}: labgrid cannot read {path}: {exc}") from None
+    if target is None:
+        raise DeviceURLError(f"--lifecycle {spec}: {path} has no target {role!r}")
+    return LabgridLifecycle(target)

@@ -11,7 +11,6 @@ from urllib.parse import urlsplit
 from unohil.protocol import catalogue as cat
 
 from unohil.harness.errors import HarnessError
-from unohil.harness.links.lifecycle import flashing_opener
 from unohil.harness.session.driver import Driver
 from unohil.harness.session.health import LinkHealth
 
@@ -50,11 +49,11 @@ class Rack:
         self.unopened = list(unopened)
 
     @classmethod
-    def open(cls, urls: list[str], kinds: set[str], trace_dir=None, firmware=None) -> "Rack":
+    def open(cls, urls: list[str], kinds: set[str], trace_dir=None, opener=None) -> "Rack":
         """The devices named, or one built-in emulator (virtual clock) per kind when none are. Of several, one
         that cannot be opened or handshaken is kept in unopened and the others are used; when none opens,
-        the first one's error is raised. firmware: an image put on each unit before its session starts."""
-        kw = {"opener": flashing_opener(firmware)} if firmware is not None else {}
+        the first one's error is raised. opener: instead of open_link (--firmware's, which flashes first)."""
+        kw = {"opener": opener} if opener is not None else {}
         opened: list[Driver] = []
         unopened: list[Unopened] = []
         first: HarnessError | None = None
