@@ -135,6 +135,15 @@ class ScenarioResult:
 CONSOLE_LINES = 200      # of a scenario's console in a JUnit system-out; the JSON has them all
 
 
+def race_console(console_log, race: RaceResult) -> list[dict]:
+    """The unit's console lines (Driver.console_log) placed, through the clock sync, at or after the race's
+    start, with device times from the race start like its events; none for a race that never started."""
+    if not race.start_dev_us:
+        return []
+    return [{"dev_us": c["dev_us"] - race.start_dev_us, "host_us": c["host_us"], "text": c["text"]}
+            for c in console_log if c["dev_us"] is not None and c["dev_us"] >= race.start_dev_us]
+
+
 def console_lines(races: list[RaceResult]) -> list[str]:
     """The unit's console during each race, for a report's text: 'console, race 2, +1234567 us: text'."""
     out = []

@@ -26,14 +26,13 @@ from unohil.harness.run.judge import Anchors, compare_races, judge, pattern_matc
 from unohil.harness.run.packed import pack
 from unohil.harness.run.prompts import Answer, Prompt, PromptHook, answer_text
 from unohil.harness.rig.unit import RigUnitDriver, unplayable
-from unohil.harness.run.results import RaceResult, ScenarioResult
+from unohil.harness.run.results import RaceResult, ScenarioResult, race_console
 from unohil.harness.scenarios import expr, roles as rl
 from unohil.harness.scenarios.model import REP, RoleMatcher, Scenario, Step, TimeMatcher
 from unohil.harness.scenarios.units import RIG_ANCHORS, UNITS
-from unohil.harness.links.lifecycle import power_cycle_hung
 from unohil.harness.session.driver import Driver
 from unohil.harness.session.events import describe_conflict, describe_lost
-from unohil.harness.session.outage import Outage
+from unohil.harness.session.outage import Outage, hung_unit_note
 from unohil.harness.session.prepare import prepare
 from unohil.harness.text import duration
 
@@ -75,7 +74,6 @@ class Runner:
         self.progress = progress
         self.stop = stop        # between races: why to stop now (a signal), or None to go on
         self.outage = outage if outage is not None else Outage()
-        self._unanswered = False    # the last race ended with the unit not answering: power-cycle it if we can
 
     # ---- scenario level ----
 
@@ -116,7 +114,7 @@ class Runner:
                     race.reruns = before
                 if race.status in (Outcome.RESET, Outcome.LINK_ERROR) and self.d.link_down is None:
                     self._recover(race)
-            race.frames = pack(race.frames)     # judged: kept small until the run ends (run/packed.py)
+            race.frames, race.console = pack(race.frames), race_console(self.d.console_log, race)   # run/packed.py
             res.races.append(race)
             # INFO whatever the outcome: a failed race is a result, not a fault of the harness
             log.info("%s: %r race %d: %s%s",
@@ -181,11 +179,6 @@ class Runner:
         d = self.d
         if d.replaced is not None:
             return      # another unit answers at the URL: this device's run is over
-        if race is not None and self._unanswered:
-            self._unanswered = False
-            note = power_cycle_hung(d)
-            if note:
-                race.error = f"{race.error}; {note}" if race.error else note
         try:
             if d.link_down is None:
                 _, what = self.outage.ride_out(d.reconnect)
@@ -203,7 +196,6 @@ class Runner:
     def _race_guarded(self, sc: Scenario, env: dict) -> RaceResult:
         race = RaceResult(env["race"], env)
         self._ran_on(race)
-        host0 = self.d.now_us()
         h0 = self.d.health.copy()
         lost0 = self._lost0 = len(self.d.events.lost)
         conflicts0 = len(self.d.events.conflicts)
@@ -215,8 +207,7 @@ class Runner:
         except LateStimulus as exc:
             race.status, race.error, race.late = Outcome.LINK_ERROR, str(exc), str(exc)
         except (LinkError, DeviceMismatch) as exc:     # a mismatch: another unit answers since a reconnect
-            race.status, race.error = Outcome.LINK_ERROR, str(exc)
-            self._unanswered = isinstance(exc, WaitTimeout)
+            race.status, race.error = Outcome.LINK_ERROR, str(exc) + hung_unit_note(self.d, exc)
         except ScheduleError as exc:
             race.status, race.error = Outcome.ERROR, str(exc)
         except Nak as exc:
@@ -229,9 +220,6 @@ class Runner:
             aborted = False
         if aborted:
             self.d.dirty = True
-        race.console = [{"dev_us": None if c["dev_us"] is None else c["dev_us"] - race.start_dev_us,
-                         "host_us": c["host_us"], "text": c["text"]}
-                        for c in self.d.console_log if c["host_us"] >= host0]
         dh = self.d.health.minus(h0)
         race.health = {k: v for k, v in dh.as_dict().items() if v and k not in ("frames_rx", "frames_tx", "bytes_rx")}
         if dh.events_lost and race.status in (Outcome.PASS, Outcome.FAIL):
