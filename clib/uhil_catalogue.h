@@ -17,7 +17,7 @@
 #define UHIL_EVENT_BUFFER        64u   /* events a device keeps for EVENT_RESEND (at least) */
 #define UHIL_INJECT_QUEUE        16u   /* pending INJECT stimuli a device accepts */
 #define UHIL_RNG_STREAM          0x756E6F68u   /* stream selector of the reference generator */
-#define UHIL_CATALOG_CRC         0xD4EAu   /* IDENTITY.catalog_crc of this catalogue */
+#define UHIL_CATALOG_CRC         0xE7C3u   /* IDENTITY.catalog_crc of this catalogue */
 #define UHIL_NONE_U8             0xFFu   /* sentinels: none / never */
 #define UHIL_NONE_U16            0xFFFFu
 #define UHIL_NONE_U32            0xFFFFFFFFu
@@ -287,6 +287,18 @@ enum uhil_rig_state {
 #define UHIL_CAP_REFERENCE_RNG (1u << 6)
 #define UHIL_CAP_RIG_LINES_BIT 7u
 #define UHIL_CAP_RIG_LINES (1u << 7)
+#define UHIL_CAP_FALSE_START_LAUNCH_BIT 8u
+#define UHIL_CAP_FALSE_START_LAUNCH (1u << 8)
+#define UHIL_CAP_SPEED_AT_POWER_ON_BIT 12u
+#define UHIL_CAP_SPEED_AT_POWER_ON (1u << 12)
+#define UHIL_CAP_SLOWEST_LIGHT_ONLY_BIT 13u
+#define UHIL_CAP_SLOWEST_LIGHT_ONLY (1u << 13)
+#define UHIL_CAP_RESET_LIGHT_SHOW_BIT 14u
+#define UHIL_CAP_RESET_LIGHT_SHOW (1u << 14)
+
+/* IDENTITY.card_capacity of the units that hold cards (SPEC 7: SD-10, 9: LA-14) */
+#define UHIL_SHOWDOWN_CARD_CAPACITY 12u
+#define UHIL_LAUNCHER_CARD_CAPACITY 98u
 
 /* parameter ids (SPEC 4.7) */
 #define UHIL_PARAM_RNG_SEED 0x01u

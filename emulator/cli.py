@@ -63,6 +63,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="device counter at boot (e.g. 4294000000 to cross the u32 wrap soon)")
     parser.add_argument("--card-capacity", type=int, default=None, metavar="N", help="unit option card_capacity")
     parser.add_argument("--players", type=int, default=None, metavar="N", help="unit option players")
+    parser.add_argument("--form", action="append", default=[], metavar="CAP",
+                        choices=("speed_at_power_on", "slowest_light_only", "reset_light_show"),
+                        help="flash: build the base that reads document 003 this way (SPEC FL-20..FL-22), its "
+                             "capability bit set; repeatable")
     parser.add_argument("--rng", choices=("reference", "python"), default="reference",
                         help="the unit's generator: SPEC 6's reference PCG32 (capability reference_rng), or "
                              "python: another allowed one, as firmware with its own generator has")
@@ -199,25 +203,13 @@ def run(args: argparse.Namespace) -> int:
         return 2
     options = {k: v for k, v in (("card_capacity", args.card_capacity), ("players", args.players))
                if v is not None}
+    options.update({form: 1 for form in getattr(args, "form", [])})
     interactive = getattr(args, "interactive", False)
     clock = RealClock(pin_due=args.clock == "virtual")
     # a person's key presses come milliseconds apart: the caches need no warming for them
     server = Server(clock, rehearse=not (getattr(args, "no_rehearsal", False) or interactive))
     try:
-        devices = []
-        for i in range(args.count):
-            serial = own_serial(i) if args.serial is None else args.serial + i
-            device = Device(args.kind, clock, seed=args.seed + i, serial=serial,
-                            boot_time_us=args.boot_time_us, salt=os.urandom(8), rng=args.rng,
-                            without=args.without, timer_lag_us=args.timer_lag_us, **options)
-            try:
-                port = TcpPort(tcp[0], tcp[1] + i if tcp[1] else 0) if tcp else PtyPort()
-            except OSError as exc:
-                where = f"TCP {tcp[0]}:{tcp[1] + i if tcp[1] else 0}" if tcp else "pty"
-                raise OSError(f"unit {i} of {args.count} ({where}): {exc.strerror or exc}") from None
-            unit_faults = faults if faults is None or faults.seed is None else replace(faults, seed=faults.seed + i)
-            server.add(device, port, faults=unit_faults)
-            devices.append(device)
+        devices = _add_units(args, clock, server, tcp, faults, options)
     except (TypeError, ValueError, OSError) as exc:
         server.close()
         print(f"emulator: {exc}", file=sys.stderr)
@@ -261,13 +253,38 @@ def run(args: argparse.Namespace) -> int:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
         server.close()
+    _say_faults(server)
+    print("emulator: stopped", file=sys.stderr)
+    return 0
+
+
+def _add_units(args: argparse.Namespace, clock, server, tcp, faults, options: dict) -> list:
+    """args.count units of args.kind, each on its port (a pty, or TCP at consecutive ports) behind its
+    faulty line if any (the faults' seed counted on per unit), added to the server."""
+    devices = []
+    for i in range(args.count):
+        serial = own_serial(i) if args.serial is None else args.serial + i
+        device = Device(args.kind, clock, seed=args.seed + i, serial=serial,
+                        boot_time_us=args.boot_time_us, salt=os.urandom(8), rng=args.rng,
+                        without=args.without, timer_lag_us=args.timer_lag_us, **options)
+        try:
+            port = TcpPort(tcp[0], tcp[1] + i if tcp[1] else 0) if tcp else PtyPort()
+        except OSError as exc:
+            where = f"TCP {tcp[0]}:{tcp[1] + i if tcp[1] else 0}" if tcp else "pty"
+            raise OSError(f"unit {i} of {args.count} ({where}): {exc.strerror or exc}") from None
+        unit_faults = faults if faults is None or faults.seed is None else replace(faults, seed=faults.seed + i)
+        server.add(device, port, faults=unit_faults)
+        devices.append(device)
+    return devices
+
+
+def _say_faults(server) -> None:
+    """What the faulty lines did, per unit behind one."""
     for (_device, port) in server.units:
         if port in server.lines:
             done = server.lines[port].stats
             print(f"emulator: faults on {port.name}: "
                   + (", ".join(f"{k} {v}" for k, v in sorted(done.items())) or "none happened"), file=sys.stderr)
-    print("emulator: stopped", file=sys.stderr)
-    return 0
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -115,6 +115,14 @@ def _unsupported(device, frame, m, t) -> int:
     return ERROR.unsupported
 
 
+def _firmware(text: str) -> tuple[int, int, int]:
+    """A firmware version given as MAJOR.MINOR.PATCH (each a u8, as IDENTITY carries them)."""
+    parts = str(text).split(".")
+    if len(parts) != 3 or not all(p.isdigit() and int(p) <= 255 for p in parts):
+        raise ValueError(f"firmware must be MAJOR.MINOR.PATCH with each part 0..255, not {text!r}")
+    return int(parts[0]), int(parts[1]), int(parts[2])
+
+
 def own_serial(index: int = 0, pid: int | None = None) -> int:
     """A serial that no other unit served on this host reports now: this process's pid and the unit's
     index, pid * 4096 + index, so that two emulator processes are never one unit to the harness's
@@ -125,7 +133,8 @@ def own_serial(index: int = 0, pid: int | None = None) -> int:
 class Device:
     def __init__(self, kind: str, clock, *, seed: int = 1, serial: int = 1, boot_time_us: int = 0,
                  salt: bytes = b"", without: str | tuple[str, ...] = (), rng: str = "reference",
-                 timer_lag_us: int = 0, inject_queue: int = INJECT_QUEUE, **unit_options):
+                 timer_lag_us: int = 0, inject_queue: int = INJECT_QUEUE, verdict_delay_us: int = 0,
+                 firmware: str = "", **unit_options):
         self.kind = kind
         self.model_cls = model_class(kind)
         self.options = _check_options(self.model_cls, unit_options)
@@ -164,6 +173,14 @@ class Device:
         if not 0 <= timer_lag_us <= 2000:
             raise ValueError(f"timer_lag_us must be 0..2000 (PR-1: within the 2 ms of a reply), not {timer_lag_us}")
         self.timer_lag_us = timer_lag_us
+        # A unit slower to give its verdicts than this model (firmware doing more work, or slower at it): each
+        # verdict, and whatever the unit says after it until then, leaves this much later, stamped then. Its
+        # processing latency (header - knowable_us) grows by as much; a release's regression to find.
+        if not 0 <= verdict_delay_us <= 1_000_000:
+            raise ValueError(f"verdict_delay_us must be 0..1000000, not {verdict_delay_us}")
+        self.verdict_delay_us = verdict_delay_us
+        self._late: list | None = None      # what waits for the slow verdict's moment, in order
+        self.firmware = _firmware(firmware) if firmware else FIRMWARE     # IDENTITY's version: another build
         # IDENTITY.inject_queue, and the stimuli it takes before queue_full: SPEC 4.8 fixes 16; another value
         # is firmware a harness must recognise as such (0 on a unit with test_mode, say)
         if not 0 <= inject_queue <= 255:
@@ -251,6 +268,7 @@ class Device:
         return handle
 
     def _cancel_timers(self) -> None:
+        self._late = None           # a verdict still on its way is lost with the timers, as in a reboot
         for handle in self._timers:
             handle.cancel()
         self._timers.clear()
@@ -274,10 +292,30 @@ class Device:
 
     def emit(self, cls, at: int | None = None, **fields) -> None:
         """Emit an event now (or with header time at). Held while a command is answered."""
+        verdict = cls in _VERDICT_CLASSES
         if at is None:
             at = self._stamp
-            if at is None or cls in _VERDICT_CLASSES:
+            if at is None:
                 at = self.now()
+            elif verdict:
+                # produced now, and never before the work it closes began (a lagging timer's: its stamp)
+                at = max(self.now(), at)
+        if verdict and self._stamp is not None:
+            self._stamp = at        # PR-7: what the verdict brings in this work (STATE, lights...) carries its time
+        if self.verdict_delay_us and (self._late is not None or verdict):
+            if self._late is None:
+                self._late = []
+                self.call_at(self.now() + self.verdict_delay_us, self._late_out)
+            self._late.append((cls, fields))
+            return
+        self._out(cls, fields, at)
+
+    def _late_out(self, t: int) -> None:
+        late, self._late = self._late or [], None
+        for cls, fields in late:
+            self._out(cls, fields, t)
+
+    def _out(self, cls, fields: dict, at: int) -> None:
         if self._held is not None:
             self._held.append((cls, fields, at))
         else:
@@ -442,7 +480,7 @@ class Device:
         model = self.model
         return msg.IDENTITY(
             cmd_seq=f.seq, kind=KIND[self.kind], proto_major=MAJOR, proto_minor=MINOR,
-            fw_major=FIRMWARE[0], fw_minor=FIRMWARE[1], fw_patch=FIRMWARE[2], serial=self.serial,
+            fw_major=self.firmware[0], fw_minor=self.firmware[1], fw_patch=self.firmware[2], serial=self.serial,
             boot_id=self.boot_id, caps=self.caps, catalog_crc=protocol.CATALOG_CRC,
             card_capacity=getattr(model, "card_capacity", 0), players=getattr(model, "players", 0),
             event_buffer=EVENT_BUFFER, inject_queue=self.inject_queue, seed=self.config["rng_seed"])

@@ -1,4 +1,4 @@
-"""The Flash base (DEVICES.md section 2, SPEC.md section 8: decisions FL-1 to FL-19).
+"""The Flash base (SPEC.md section 8: decisions FL-1 to FL-19).
 
 Time in a game is counted on a game clock that runs in the states turn, buzzer and
 flagged and stands still while the unit is paused or asleep (FL-10, FL-11): the turn
@@ -13,6 +13,15 @@ the inactivity period comes after that end.
 
 The switches (speed, power) and the held buttons are physical: RESET new_game does
 not move them (FL-17).
+
+Three unit options build the forms of the base that read document 003 another way
+(FL-20 to FL-22), each reported by its capability bit: speed_at_power_on=1 reads the
+speed switch only when switched on, slowest_light_only=1 lights nothing during a
+buzzer race, reset_light_show=1 confirms a reset by lighting every Player button.
+
+The inactivity period may be longer than the half-wrap a 32-bit deadline allows
+(SPEC 3.2); FL-23 arms it as a countdown in steps of at most LONG_STEP_US, as a
+firmware must, so the emulator follows the same rule a unit does.
 """
 from __future__ import annotations
 
@@ -35,6 +44,8 @@ MODE = ENUMS["light_mode"]
 PRESS = ENUMS["action"].press
 
 BUTTONS = 8                                   # player_0..player_7 in the catalogue
+LONG_STEP_US = 1 << 30                        # FL-23: a long deadline is re-armed in steps of at most this
+VARIANT_CAPS = ("speed_at_power_on", "slowest_light_only", "reset_light_show")   # FL-20..FL-22
 PENALTY_CARDS = 2
 GAME_STATES = (STATE.turn, STATE.buzzer, STATE.flagged)
 RESET_PAIR = frozenset((INPUT.play_pause, INPUT.buzzer))
@@ -50,7 +61,7 @@ class Flash(UnitModel):
     STATES = STATE
     POWER_ON = STATE.setup
     IDLE_STATES = (STATE.off, STATE.setup)
-    OPTIONS = {"players": (6, 2, BUTTONS)}
+    OPTIONS = {"players": (6, 2, BUTTONS), **{cap: (0, 0, 1) for cap in VARIANT_CAPS}}
 
     def __init__(self, core, **options):
         super().__init__(core, **options)
@@ -59,11 +70,14 @@ class Flash(UnitModel):
         physical = previous if isinstance(previous, Flash) and previous.handing_over else None
         self.handing_over = False
         self.speed = physical.speed if physical else SPEED.unlimited
+        # FL-20: where the switch is; a unit that reads it only at power-on plays at self.speed, read then
+        self.switch_at = physical.switch_at if physical else SPEED.unlimited
         self.powered = physical.powered if physical else True
         self.held: set[int] = set(physical.held) if physical else set()
         if not self.powered:
             self.state = STATE.off
         self.sleep_deadline = None
+        self.sleep_end = 0                       # device time the inactivity period ends (FL-23)
         self.reset_deadline = None
         self.last_edge = 0
         self._new_game()
@@ -89,6 +103,9 @@ class Flash(UnitModel):
         self.reactions: dict[int, int] = {}      # opponent -> press minus buzzer, on the game clock
 
     # ---- life cycle ----
+    def caps(self) -> tuple[str, ...]:
+        return self.CAPS + tuple(cap for cap in VARIANT_CAPS if getattr(self, cap))
+
     def power_on(self, t):
         if self.powered:
             self._restart_sleep(t)
@@ -100,9 +117,22 @@ class Flash(UnitModel):
     def check_config(self, name, value, config):
         if name == "sleep_after_us" and self.sleep_deadline is not None:
             # the inactivity period runs from the last edge whatever its length was then
-            self.deadlines.clear(self.sleep_deadline)
-            self.sleep_deadline = self.deadlines.set(self.last_edge + value, self._sleep)
+            self._arm_sleep(self.now(), self.last_edge + value)
         return None
+
+    def _arm_sleep(self, t: int, end: int) -> None:
+        """FL-23: the inactivity period ends at `end`, which may lie beyond the half-wrap of 3.2's signed
+        comparison; the deadline armed at t is the next step of at most LONG_STEP_US towards it."""
+        self.deadlines.clear(self.sleep_deadline)
+        self.sleep_end = end
+        self.sleep_deadline = self.deadlines.set(min(end, t + LONG_STEP_US), self._sleep_step)
+
+    def _sleep_step(self, t: int) -> None:
+        self.sleep_deadline = None
+        if t >= self.sleep_end:
+            self._sleep(t)
+        else:
+            self._arm_sleep(t, self.sleep_end)
 
     # ---- clocks ----
     def turn_time(self, speed: int | None = None) -> int:
@@ -152,7 +182,7 @@ class Flash(UnitModel):
         self.deadlines.clear(self.sleep_deadline)
         self.sleep_deadline = None
         if self.state not in (STATE.off, STATE.asleep):
-            self.sleep_deadline = self.deadlines.set(t + self.config["sleep_after_us"], self._sleep)
+            self._arm_sleep(t, t + self.config["sleep_after_us"])
 
     # ---- inputs ----
     def on_input(self, t, inp, action, value):
@@ -173,12 +203,18 @@ class Flash(UnitModel):
         if inp == INPUT.speed_switch:
             if action != PRESS:
                 return REPORTED
-            self.speed = value
-            self.emit(msg.FL_SPEED, speed=value, turn_time_us=self.turn_time(value))
+            self.switch_at = value
+            if self.speed_at_power_on:
+                return REPORTED                      # FL-20: the switch moved; it is read at power-on
+            self._read_speed()
             return ACTED
         if action != PRESS or self.state == STATE.off:
             return REPORTED
         return _PRESS[self.state](self, t, inp)
+
+    def _read_speed(self) -> None:
+        self.speed = self.switch_at
+        self.emit(msg.FL_SPEED, speed=self.speed, turn_time_us=self.turn_time())
 
     def _track_hold(self, t, inp, action):
         if action == PRESS:
@@ -302,8 +338,9 @@ class Flash(UnitModel):
         self.buzzer_clock = self.game_clock(t)
         self.emit(msg.FL_BUZZER, player=self.current, opponents_mask=mask_of(self.opponents))
         self.sound(SOUND.buzzer)
-        for o in self.opponents:
-            self.light(LIGHT.player, MODE.flash, o)
+        if not self.slowest_light_only:              # FL-22: the document's base lights nothing in the race
+            for o in self.opponents:
+                self.light(LIGHT.player, MODE.flash, o)
         self.set_state(STATE.buzzer)
         self._set_timer(t, self.config["buzzer_window_us"], self._window_end)
 
@@ -312,7 +349,8 @@ class Flash(UnitModel):
         self.emit(msg.FL_BUZZER_CANCEL, player=self.current)
         self.sound(SOUND.cancel)
         for o in self.opponents:
-            self.light(LIGHT.player, MODE.off, o)
+            if self.light_mode(LIGHT.player, o) != MODE.off:
+                self.light(LIGHT.player, MODE.off, o)
         self._end_turn(t)
         self._select(t, SELECT.after_cancel)
 
@@ -393,6 +431,10 @@ class Flash(UnitModel):
         for (light, _), (mode, target) in sorted(self.lights.items()):
             if mode:
                 self.light(light, MODE.off, target)
+        if self.reset_light_show:                    # FL-21: "until the lights and the sounds work"
+            for mode in (MODE.on, MODE.off):
+                for button in range(self.players):
+                    self.light(LIGHT.player, mode, button)
         previous = self.state
         self._new_game()
         self.state = STATE.setup
@@ -406,6 +448,8 @@ class Flash(UnitModel):
         if self.powered:
             self._new_game()
             self.set_state(STATE.setup)
+            if self.speed_at_power_on:
+                self._read_speed()                   # FL-20: the speed is read when switched on
             return ACTED
         self.deadlines.clear_all()
         self.sleep_deadline = self.reset_deadline = None

@@ -1,4 +1,4 @@
-"""The card launcher (DEVICES.md section 3, SPEC.md section 9: decisions LA-1 to LA-9).
+"""The card launcher (SPEC.md section 9: decisions LA-1 to LA-9).
 
 Each press draws exactly as SPEC.md section 6 says, with the reference algorithms of
 protocol/algorithms.py: one U(1000) against the fire chance when there are cards inside
@@ -15,6 +15,7 @@ The door and power switch are physical: RESET new_game does not move them (LA-7)
 from __future__ import annotations
 
 from unohil.protocol import ENUMS, NONE_U8, msg
+from unohil.protocol.catalogue import UNITS
 from unohil.protocol.devtime import wrap
 from unohil.protocol.algorithms import fire_chance, fires, sample_burst
 
@@ -36,7 +37,7 @@ class Launcher(UnitModel):
     STATES = STATE
     POWER_ON = STATE.ready
     IDLE_STATES = (STATE.ready, STATE.door_open)
-    OPTIONS = {"card_capacity": (60, 1, 254)}
+    OPTIONS = {"card_capacity": (UNITS["launcher"].card_capacity, 1, 254)}   # LA-14
 
     def __init__(self, core, **options):
         super().__init__(core, **options)

@@ -1,4 +1,4 @@
-"""The Showdown unit (DEVICES.md section 1, protocol/SPEC.md section 7).
+"""The Showdown unit (protocol/SPEC.md section 7).
 
 Windows are half-open, each starting at its cause: a paddle press counts from the
 green time inclusive (1 us earlier is a false start); a second press ties while
@@ -11,6 +11,7 @@ t1 + tie_window_us is recorded in the first_press verdict (not a tie).
 from __future__ import annotations
 
 from unohil.protocol import ENUMS, NONE_I32, NONE_U8, NONE_U32, msg
+from unohil.protocol.catalogue import UNITS
 from unohil.protocol.devtime import wrap
 from unohil.protocol.algorithms import countdown, lands_on_b
 
@@ -32,8 +33,10 @@ class Showdown(UnitModel):
     STATES = STATE
     POWER_ON = STATE.empty
     IDLE_STATES = (STATE.empty, STATE.loaded)
-    CAPS = DEFAULT_CAPS + ("landing_sensor",)
-    OPTIONS = {"card_capacity": (12, 1, 254), "players": (2, 2, 2), "landing_sensor": (1, 0, 1)}
+    CAPS = DEFAULT_CAPS + ("landing_sensor", "false_start_launch")
+    # landing_sensor=0 and false_start_launch=0 are the unit's other forms (SD-11, SD-3)
+    OPTIONS = {"card_capacity": (UNITS["showdown"].card_capacity, 1, 254), "players": (2, 2, 2), "landing_sensor": (1, 0, 1),
+               "false_start_launch": (1, 0, 1)}
 
     def __init__(self, core, **options):
         super().__init__(core, **options)
@@ -51,7 +54,8 @@ class Showdown(UnitModel):
         return self.tray
 
     def caps(self) -> tuple[str, ...]:
-        return self.CAPS if self.landing_sensor else tuple(c for c in self.CAPS if c != "landing_sensor")
+        lacks = {name for name in ("landing_sensor", "false_start_launch") if not getattr(self, name)}
+        return tuple(c for c in self.CAPS if c not in lacks)
 
     def light_key(self, light: int, target: int) -> tuple[int, int]:
         return (light, 0)           # one red lamp, whatever side it points at
@@ -153,7 +157,10 @@ class Showdown(UnitModel):
         self.press[side] = t
         self.light(LIGHT.red, MODE.on, side)
         self.sound(SOUND.false_start)
-        self._launch(toward=side)
+        if self.false_start_launch:
+            self._launch(toward=side)
+        else:
+            self.tray = 0           # SD-3: nothing is thrown; the false starter takes the cards from the tray
         self._verdict(loser=side, reason=REASON.false_start, decisive=t, knowable=t)
 
     def _first_press(self, t, side):

@@ -60,11 +60,6 @@ def tally(outcomes) -> dict[str, int]:
     return out
 
 
-def not_passed(counts: dict[str, int]) -> int:
-    """What ran and did not pass, whatever the reason (a tally's failed, link_error, reset and error)."""
-    return counts["failed"] + counts["link_error"] + counts["reset"] + counts["error"]
-
-
 def counts_text(counts: dict[str, int]) -> str:
     """'7 passed, 1 failed, 1 skipped', then whichever of the other kinds happened ('2 link errors')."""
     extra = [f"{n} {word}{'s' if n > 1 and plural else ''}" for key, word, plural in _EXTRA

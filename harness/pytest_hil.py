@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import fnmatch
 import os
+import time
 import warnings
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -48,6 +49,10 @@ def activate(config) -> None:
         raise pytest.UsageError("--hil-attended shows each prompt on this terminal as its wait starts, which xdist "
                                 "workers cannot: run it without -n (one person, one unit at a time)")
     _check_pool_size(config)
+    config._unohil_started = time.time()
+    from unohil.harness.store.config import configured
+    config._unohil_store = configured(config.getoption("--hil-store"))
+    config._unohil_keep = bool(config.getoption("--hil-json") or config._unohil_store)    # results kept for them
     config._unohil_scenarios = _scenario_globs(config)
 
 
@@ -236,6 +241,8 @@ class ScenarioItem(pytest.Item):
                         outage=Outage(self.config.getoption("--hil-outage-budget")),
                         attended=self.config.getoption("--hil-attended"), prompts=_TerminalPrompts(self.config))
         res = runner.run(self.scenario)
+        if self.config._unohil_keep:
+            self.config.__dict__.setdefault("_unohil_results", []).append(res)
         self.user_properties.append(("device", res.device))
         for key, stats in res.latency_summary().items():
             self.user_properties.append((f"{key}_p50", stats["p50"]))
@@ -277,6 +284,32 @@ class _TerminalPrompts:
             self.reporter.ensure_newline()
             self.reporter.write_line(line)
             self.reporter.flush()
+
+
+def finish_json(config) -> None:
+    """--hil-json and the results store: a worker hands its part to the controller (pytest_testnodedown); the
+    controller, or a session without xdist, writes the file from every part and records it (an output or a
+    store that fails: an error said, the tests' results unchanged)."""
+    import json
+    import time
+    from unohil.harness.report.files import write_outputs
+    from unohil.harness.report.results_json import json_text, merged_results_json, results_part
+    from unohil.harness.run.parallel import Rack
+    pool = getattr(config, "_unohil_pool", None)
+    drivers = list(pool.held.values()) + list(pool._private.values()) if pool is not None else []
+    rack = Rack(drivers)
+    part = results_part(config.__dict__.get("_unohil_results", []), rack.health(), rack.describe())
+    if hasattr(config, "workerinput"):
+        config.workeroutput["unohil_json"] = json.dumps(part)
+        return
+    parts = [part] + [json.loads(p) for p in config.__dict__.get("_unohil_json_parts", [])]
+    started = getattr(config, "_unohil_started", time.time())
+    doc = merged_results_json(parts, started)
+    failures = write_outputs([("--hil-json", config.getoption("--hil-json"), lambda: json_text(doc))])
+    for line in failures:
+        config.get_terminal_writer().line(f"error: {line}", red=True)
+    from unohil.harness.store.config import record_into
+    record_into(config._unohil_store, lambda: doc, "pytest", config.getoption("--hil-json"))
 
 
 # ---- what the fixtures of hand-written tests give (pytest_plugin.py defines them) ----

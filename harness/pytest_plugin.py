@@ -73,6 +73,12 @@ def pytest_addoption(parser):
         help="rig mode (`unohil run --rig`): the presses go through this rig wired to the one "
              "--hil-device, at rig times; emurig://?OPTIONS wires an emulated rig to an emulated unit "
              "(docs/rig.md). Default: the ini option hil_rig, else none")
+    add("--hil-json", metavar="FILE", default=None,
+        help="write the scenarios' results as the JSON of `unohil run --json` (for unohil report, export, "
+             "compare and the results store); with xdist, every worker's in one file")
+    add("--hil-store", metavar="WHERE", default=None,
+        help="record the scenarios' results in a results store (`unohil run --store`: a SQLite file, `default`, "
+             "postgresql://...; `off`: none). Default: $UNOHIL_STORE, else [tool.unohil] store in pyproject.toml")
     add("--hil-pattern", action="append", dest="hil_scenarios", help=argparse.SUPPRESS)  # deprecated
     parser.addini("hil_scenarios", "paths or globs (from the rootdir) of uno-hil scenario files; none by default",
                   type="linelist", default=[])
@@ -108,9 +114,19 @@ def pytest_collect_file(parent, file_path: Path):
 
 
 def pytest_sessionfinish(session):
+    if getattr(session.config, "_unohil_keep", False):
+        _hil().finish_json(session.config)
     pool = getattr(session.config, "_unohil_pool", None)
     if pool is not None:
         pool.close()
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node, error):
+    """xdist: a worker's part of --hil-json, kept for the one file the controller writes."""
+    part = getattr(node, "workeroutput", {}).get("unohil_json")
+    if part is not None:
+        node.config.__dict__.setdefault("_unohil_json_parts", []).append(part)
 
 
 # ---- fixtures for hand-written tests ----

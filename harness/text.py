@@ -32,6 +32,22 @@ def duration(us: int | float | None, *, exact: bool = True) -> str:
     return f"{sign}{a} us"
 
 
+def duration_rounded(us: int | float | None) -> str:
+    """duration(us, exact=False): three significant digits, for a chart's labels and statistics."""
+    return duration(us, exact=False)
+
+
+def clock_span(us: int) -> str:
+    """A long span of microseconds in hours, minutes and seconds, exact to the microsecond: '30 min',
+    '1 h 6 min 40 s', '35 min 47.483648 s' (how far a race schedules against the device clock's wrap)."""
+    s, micro = divmod(us, 1_000_000)
+    m, s = divmod(s, 60)
+    h, m = divmod(m, 60)
+    sec = f"{s}.{micro:06d}".rstrip("0") if micro else str(s)
+    parts = ([f"{h} h"] if h else []) + ([f"{m} min"] if m else []) + ([f"{sec} s"] if s or micro else [])
+    return " ".join(parts) or "0 s"
+
+
 def _decimals(n: int, places: int) -> str:
     """n / 10**places written without trailing zeros: 250000, 3 -> '250'; 1500, 3 -> '1.5'."""
     whole, frac = divmod(n, 10 ** places)

@@ -192,10 +192,12 @@ class UnitDef:
     switches: dict[str, dict[str, tuple[str, int]]] = field(default_factory=dict)
     # event -> the longest it can take to come after the host's last input, over the parameters
     latest_after_input: dict[str, ParamBound] = field(default_factory=dict)
-    # capabilities whose absence makes another form of the unit with rules of its own (SD-11): a
-    # scenario written for the other form does not apply, rather than going unchecked
+    # capabilities whose absence (SD-11's landing_sensor) or presence (the Flash's FL-20..FL-22) makes
+    # another form of the unit with rules of its own: a scenario written for the other form does not
+    # apply, rather than going unchecked
     variants: tuple[str, ...] = ()
     valued_inputs: tuple[str, ...] = ()  # inputs whose INPUT.value means something; others take 0 (PR-3)
+    card_capacity: int = 0      # IDENTITY.card_capacity: the cards the unit holds (SD-10, LA-14); 0: it holds none
     # timer event -> the verdict field that carries its scheduled time (PR-1)
     scheduled_times: dict[str, str] = field(default_factory=dict)
     # verdict time field -> the i32 field whose NONE_I32 says it is none (PR-2)
@@ -268,7 +270,7 @@ def _unit(kind: str, raw: dict) -> UnitDef:
                   for name, positions in raw.get("switches", {}).items()},
         latest_after_input={event: ParamBound(str(text)) for event, text in raw["latest_after_input"].items()},
         variants=tuple(raw.get("variants", ())),
-        valued_inputs=tuple(raw.get("valued_inputs", ())),
+        valued_inputs=tuple(raw.get("valued_inputs", ())), card_capacity=raw.get("card_capacity", 0),
         scheduled_times=dict(raw.get("scheduled_times", {})), optional_times=dict(raw.get("optional_times", {})),
         roles=_roles(raw["roles"]) if "roles" in raw else None,
         timers=tuple(_timer(name, t, field_enums) for name, t in raw.get("timers", {}).items()),
@@ -406,14 +408,15 @@ def enum_name(enum_name_: str, value: int) -> str:
     if enum_name_ == "param":
         p = PARAMS_BY_ID.get(value)
         return p.name if p else str(value)
-    name = _ENUM_NAMES.get(enum_name_, {}).get(value)
+    name = ENUM_NAMES.get(enum_name_, {}).get(value)
     return name if name is not None else str(value)
 
 
-# value -> name per enum; the first name of a value wins, as in the catalogue's order
-_ENUM_NAMES: dict[str, dict[int, str]] = {}
+#: value -> name per enum (the reverse of ENUM_VALUES, the one such map: every module that names a value
+#: reads it here); the first name of a value wins, as in the catalogue's order
+ENUM_NAMES: dict[str, dict[int, str]] = {}
 for _enum, _values in ENUM_VALUES.items():
-    _names = _ENUM_NAMES[_enum] = {}
+    _names = ENUM_NAMES[_enum] = {}
     for _k, _v in _values.items():
         _names.setdefault(_v, _k)
 del _enum, _values, _names, _k, _v

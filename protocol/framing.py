@@ -8,7 +8,6 @@ import binascii
 
 from cobs import cobs as _cobs
 
-DELIMITER = b"\x00"
 CobsError = _cobs.DecodeError
 
 

@@ -37,7 +37,7 @@ _UNIT = {"title": True, "section": True, "verdict": True, "outcome_field": True,
          "field_enums": True, "situations": True, "switches": False, "latest_after_input": True,
          "variants": False, "valued_inputs": False,
          "scheduled_times": False, "optional_times": False, "roles": False, "timers": False,
-         "drawn_times": False, "fresh_states": False}
+         "drawn_times": False, "fresh_states": False, "card_capacity": False}
 _TIMER = {"after": True, "delay": True, "frozen_by": False, "when": False}
 _RIG = {"kind": True, "title": True, "section": True, "lines": True, "power_on_state": True, "capabilities": True,
         "timing": True, "wiring": True, "loopback": False, "switched_by": False}
@@ -358,6 +358,8 @@ class _Reader:
         out["enums"] = self.names(m["enums"][1], f"{where} enums", list(enums), "enum") if "enums" in m else []
         if "switches" in m:
             out["switches"] = self.switches(m["switches"][1], where, kind)
+        if "card_capacity" in m:
+            out["card_capacity"] = self.integer(m["card_capacity"][1], f"{where} card_capacity", 1, 254)
         if "valued_inputs" in m:
             out["valued_inputs"] = self.names(m["valued_inputs"][1], f"{where} valued_inputs",
                                               list(enums.get(f"{kind}_input", ())), "input")

@@ -62,6 +62,15 @@ def without_labgrids_pytest_plugin(monkeypatch):
     monkeypatch.setenv("PYTEST_ADDOPTS", (os.environ.get("PYTEST_ADDOPTS", "") + " -p no:labgrid").strip())
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config, items):
+    """The tests tests/lanes.py names are `slow`: `pytest -m "not slow"` is the fast lane without them."""
+    from lanes import SLOW_TESTS
+    for item in items:
+        if getattr(item, "originalname", None) in SLOW_TESTS.get(item.path.name, ()):
+            item.add_marker(pytest.mark.slow)
+
+
 def pytest_xdist_make_scheduler(config, log):
     """Under -n, tests go out one at a time as with --dist load, except the soaks: test_soak.py goes
     whole to one worker, so its totals reuse the soaks run there instead of running them again."""
@@ -77,3 +86,30 @@ def pytest_xdist_make_scheduler(config, log):
             return path if path.endswith("test_soak.py") else nodeid
 
     return Scheduling(config, log)
+
+
+@pytest.fixture(scope="session")
+def postgres_server():
+    """A PostgreSQL server for this test process (tests/postgres_server.py), or a skip saying why there is none."""
+    from tests.postgres_server import Server
+    server = Server()
+    why = server.why_not()
+    if why is not None:
+        if os.environ.get("UNOHIL_REQUIRE_POSTGRES"):
+            pytest.fail(f"UNOHIL_REQUIRE_POSTGRES is set: {why}")
+        pytest.skip(why)
+    server.start()
+    yield server
+    server.stop()
+
+
+_STORE_NUMBER = iter(range(1, 10**6))
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def store_url(request, tmp_path):
+    """A new, empty store on each backend: a SQLite file, a database of its own on the suite's PostgreSQL."""
+    if request.param == "sqlite":
+        return str(tmp_path / "results.sqlite")
+    server = request.getfixturevalue("postgres_server")
+    return server.create_database(f"store_{os.getpid()}_{next(_STORE_NUMBER)}")

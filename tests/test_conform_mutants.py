@@ -14,7 +14,8 @@ from dataclasses import dataclass, field
 import pytest
 
 from unohil.emulator.device import BOOT_REASON, ERROR, SOURCE, Device
-from unohil.emulator.model import DISPOSITION
+from unohil.emulator.model import DISPOSITION, refused
+from unohil.emulator.showdown import INPUT as SD_INPUT, PRESS as SD_PRESS, STATE as SD_STATE, Showdown
 from unohil.emulator.usb_backend import EmulatedBackend
 from unohil.harness import conform
 from unohil.harness.conform.registry import CHECKS
@@ -585,6 +586,25 @@ class ReversedRead(Device):
         super().receive(rest)
 
 
+class _StateFirstShowdown(Showdown):
+    def on_input(self, t, inp, action, value):
+        if value and inp != SD_INPUT.load_cards:
+            if inp == SD_INPUT.timer and action == SD_PRESS and self.state == SD_STATE.empty:
+                return refused("wrong_state")       # TIMER's state rule judged before the value
+            return refused("bad_value")
+        return super().on_input(t, inp, action, value)
+
+
+class StateBeforeValue(Firmware):
+    """Judges its states' rules before PR-3's value: TIMER with a value on an empty tray is NAKed wrong_state
+    (PR-6 puts bad_value first); everywhere else a value is refused bad_value, as it should be."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._valued = self._inputs         # the values reach the unit's own dispatcher
+        self.model_cls = _StateFirstShowdown
+
+
 class IgnoresTheValue(Firmware):
     """Takes any INPUT.value, also on inputs that take none, and acts on the input (before PR-3)."""
 
@@ -654,6 +674,27 @@ class Mutant:
         return f"{self.check}-{self.device.__name__ if self.device else 'usb'}"
 
 
+def _flash_mutants() -> list:
+    """The Flash base's SPEC 8 checks (FL-23, FL-24, FL-25, FL-28), each with a base giving the other answer."""
+    from test_conform_decision_mutants import with_model
+    from test_flash_forms import (CancelsSleepAtReset, KeepsSleepOverReset, ReportsMissingButtonsWhenOff,
+                                  ResetSwitchesOn, SleepsAtOnceBeyondHalfWrap)
+    return [
+        # the maximum period also puts it to sleep at once where the configuration checks set it
+        Mutant(with_model(SleepsAtOnceBeyondHalfWrap), "flash.long_sleep_period", "must be armed in steps",
+               kind="flash", also=(("config.config_ranges", "NAK wrong_state"),
+                                   ("config.config_seed", "NAK wrong_state"))),
+        Mutant(with_model(KeepsSleepOverReset), "flash.reset_restarts_sleep", "restarts at the RESET",
+               kind="flash"),
+        Mutant(with_model(CancelsSleepAtReset), "flash.reset_restarts_sleep", "not cancel it", kind="flash"),
+        Mutant(with_model(ReportsMissingButtonsWhenOff), "flash.off_refuses_bad_values",
+               "expected NAK bad_value (FL-25)", kind="flash"),
+        Mutant(with_model(ResetSwitchesOn), "flash.reset_while_off", "the power switch stays off", kind="flash"),
+    ]
+
+
+FLASH_MUTANTS = _flash_mutants()
+
 MUTANTS = [
     Mutant(NoPlayers, "handshake.identity", "players 0 (expected 2)"),
     Mutant(EchoesHostMajor, "handshake.hello_version", "NAK bad_version detail 2, expected 1"),
@@ -684,9 +725,11 @@ MUTANTS = [
     Mutant(StatusStateZero, "commands.input_refused",
            "STATUS.state 0, but the unit's last STATE event says 2: STATUS misreports the unit's state",
            also=(("commands.input_value_not_taken", "STATUS.state 0, but the unit's last STATE event says 1"),
-                 ("config.config_busy", "STATUS.state 0, but the unit's last STATE event says 2"))),
+                 ("config.config_busy", "STATUS.state 0, but the unit's last STATE event says 2"),
+                 ("commands.value_before_state", "STATUS misreports the unit's state"))),
     Mutant(EveryRefusalWrongState, "commands.input_refused_value", "expected NAK bad_value, got NAK wrong_state",
-           also=(("commands.input_value_not_taken", "expected NAK bad_value, got NAK wrong_state"),)),
+           also=(("commands.input_value_not_taken", "expected NAK bad_value, got NAK wrong_state"),
+                 ("commands.value_before_state", "expected NAK bad_value, got NAK wrong_state"))),
     Mutant(InputHandlerLeftIn, "commands.unsupported", "expected NAK unsupported, got ACK",
            options={"without": "host_input"}),
     Mutant(UnsupportedButSeen, "commands.unsupported", "the unit sent INPUT_SEEN", options={"without": "host_input"}),
@@ -711,8 +754,14 @@ MUTANTS = [
     Mutant(NewGameDropsStimuli, "reset.reset_new_game", "left 0 stimuli pending, expected 1"),
     Mutant(SensesLandingOnAFlash, "handshake.caps_of_the_kind", "sets landing_sensor, not a capability of the flash",
            kind="flash"),
-    Mutant(IgnoresTheValue, "commands.input_value_not_taken", "expected NAK bad_value, got ACK"),
-    Mutant(IgnoresTheValue, "commands.input_value_not_taken", "expected NAK bad_value, got ACK", kind="launcher"),
+    Mutant(StateBeforeValue, "commands.value_before_state",
+           "INPUT timer press 1 in state 0 (PR-6: bad_value before the state's rules): expected NAK bad_value, "
+           "got NAK wrong_state"),
+    # a unit that takes every value breaks PR-6 in every state too
+    Mutant(IgnoresTheValue, "commands.input_value_not_taken", "expected NAK bad_value, got ACK",
+           also=(("commands.value_before_state", "expected NAK bad_value, got ACK"),)),
+    Mutant(IgnoresTheValue, "commands.input_value_not_taken", "expected NAK bad_value, got ACK", kind="launcher",
+           also=(("commands.value_before_state", "expected NAK bad_value, got ACK"),)),
     Mutant(ResetKeepsQuiet, "reset.reset_in_play", "emitted nothing before STATE, expected ['SD_CARDS']"),
     # its stray timers go on firing into the checks after it: the next one that watches for events sees them
     Mutant(ResetLeavesTheRaceRunning, "reset.reset_in_play", "SD_VERDICT after RESET new_game",
@@ -736,6 +785,7 @@ MUTANTS = [
     Mutant(ReversedRead, "stream.reply_order", "came before the reply to an earlier command",
            also=(("commands.batch", "came out of order"),)),
     Mutant(BootCountedTwice, "stream.event_seq", "BOOT 0 then"),
+    *FLASH_MUTANTS,
 ]
 
 

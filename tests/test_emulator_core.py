@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from unohil import protocol
+from unohil.protocol import catalogue as cat
 from unohil.protocol import ENUMS, NONE_U32, PARAMS_BY_NAME, encode, encode_raw, msg
 from unohil.protocol.devtime import wrap
 from unohil.protocol.framing import cobs_encode, crc16
@@ -59,8 +60,9 @@ def test_boot_then_identity():
     assert ident.card_capacity == 12 and ident.players == 2
     assert ident.event_buffer == 64 and ident.inject_queue == 16
     caps = ENUMS["capability"]
-    # the Showdown has every capability but the rig's (SPEC 13)
-    assert ident.caps == sum(1 << c for c in caps if c.name != "rig_lines")
+    # the Showdown has every capability of its kind: not the rig's (SPEC 13), nor the Flash base's forms (FL-20..22)
+    assert ident.caps == sum(1 << caps[c] for c in cat.UNITS["showdown"].capabilities)
+    assert "rig_lines" not in cat.UNITS["showdown"].capabilities
 
 
 def test_card_capacity_option_in_identity():
@@ -561,13 +563,14 @@ def test_values_still_count_cards_and_speeds():
     assert f.request(msg.INPUT(10, PRESS, 2)).name == "ACK"                  # speed_switch: four_seconds
 
 
+@pytest.mark.parametrize("cap", ["landing_sensor", "false_start_launch"])
 @pytest.mark.parametrize("kind", ["flash", "launcher"])
-def test_landing_sensor_is_a_showdown_capability_only(kind):
+def test_showdown_forms_are_showdown_capabilities_only(kind, cap):
     """PR-4: a unit of another kind keeps the bit clear, and the emulator has no such option for it."""
     ident = Probe(VirtualLink(kind, 1)).request(msg.HELLO(1, 0)).msg
-    assert not ident.caps & (1 << ENUMS["capability"].landing_sensor)
-    with pytest.raises(TypeError, match="landing_sensor"):
-        VirtualLink(kind, 1, landing_sensor=1)
+    assert not ident.caps & (1 << ENUMS["capability"][cap])
+    with pytest.raises(TypeError, match=cap):
+        VirtualLink(kind, 1, **{cap: 1})
 
 
 def test_reset_new_game_turns_lights_off_in_light_then_target_order():

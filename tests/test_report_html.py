@@ -42,7 +42,7 @@ def results(tmp_path_factory):
 
 def test_every_race_keeps_its_events_in_the_results_file(results):
     doc = json.loads(results.read_text())
-    assert doc["schema"] == 6
+    assert doc["schema"] == 7
     races = [r for s in doc["scenarios"] for r in s["results"]]
     assert races and all(r["events"] for r in races)
     assert all(d["boot_id"] and d["catalog_crc"] for d in doc["devices"])

@@ -153,7 +153,7 @@ def test_rig_scenarios_are_skipped_without_a_rig(tmp_path, capsys):
     assert main(["run", "-q", "--json", str(out)]) == 0          # the default run stays green, with skips
     doc = json.loads(out.read_text())
     rig = [s for s in doc["scenarios"] if s["file"].endswith("rig.yaml")]
-    assert len(rig) == 4 and {s["status"] for s in rig} == {"skip"}
+    assert len(rig) == 5 and {s["status"] for s in rig} == {"skip"}
 
 
 @pytest.mark.parametrize("rig, problem", [
@@ -218,12 +218,12 @@ def test_the_pytest_plugin_runs_through_a_rig(pytester):
     (pytester.path / SCENARIO_DIR / "rig.yaml").write_text(SHOWDOWN_RIG.read_text())
     pytester.makeini(f"[pytest]\nhil_scenarios = {SCENARIO_DIR}\n")
     result = pytester.runpytest("--hil-device", "emu://showdown", "--hil-rig", "emurig://?delay_red=5ms")
-    result.assert_outcomes(passed=2, failed=1)
+    result.assert_outcomes(passed=3, failed=1)
     result.stdout.fnmatch_lines(["*rig.decision_to_red_us: expected [[], 2000] us, got 5000 us*"])
     pytester.makeini(f"[pytest]\nhil_scenarios = {SCENARIO_DIR}\nhil_rig = emurig://\n")
-    pytester.runpytest("--hil-device", "emu://showdown").assert_outcomes(passed=3)
+    pytester.runpytest("--hil-device", "emu://showdown").assert_outcomes(passed=4)
     pytester.makeini(f"[pytest]\nhil_scenarios = {SCENARIO_DIR}\n")
-    pytester.runpytest().assert_outcomes(skipped=3)             # without a rig: skipped, saying why
+    pytester.runpytest().assert_outcomes(skipped=4)             # without a rig: skipped, saying why
     bad = pytester.runpytest("--hil-rig", "emurig://")
     assert bad.ret == pytest.ExitCode.USAGE_ERROR
     bad.stderr.fnmatch_lines(["*--hil-rig (hil_rig) needs one --hil-device*"])

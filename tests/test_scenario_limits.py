@@ -13,7 +13,8 @@ from unohil.harness import Driver
 from unohil.harness.cli import main
 from unohil.harness.outcome import Outcome
 from unohil.harness.run.runner import Runner
-from unohil.harness.scenarios import expr, load
+from unohil.harness.scenarios import expr
+from unohil.harness.scenarios.validation import compose, times, words
 from unohil.harness.scenarios.load import ScenarioError, loads
 from unohil.protocol import catalogue as cat
 
@@ -76,9 +77,9 @@ def test_a_time_the_device_clock_cannot_hold_is_refused_saying_the_limit(tmp_pat
 
 
 def test_the_limit_is_thirty_minutes_to_the_microsecond():
-    assert load.MAX_AHEAD_US == 30 * 60 * 1_000_000 < 2 ** 31
-    loads(scenario(f"green + {load.MAX_AHEAD_US}"))
-    assert "reaches 30 min 0.000001 s" in one_problem(scenario(f"green + {load.MAX_AHEAD_US + 1}"))
+    assert words.MAX_AHEAD_US == 30 * 60 * 1_000_000 < 2 ** 31
+    loads(scenario(f"green + {words.MAX_AHEAD_US}"))
+    assert "reaches 30 min 0.000001 s" in one_problem(scenario(f"green + {words.MAX_AHEAD_US + 1}"))
 
 
 def test_times_chained_through_previous_add_up():
@@ -132,7 +133,7 @@ def test_a_sweep_variable_named_like_an_anchor_of_any_unit_or_a_reserved_word_is
 
 
 def test_every_anchor_of_every_unit_kind_is_a_reserved_sweep_name():
-    assert load.ALL_ANCHORS >= {a for u in cat.UNITS.values() for a in u.anchors} | {"start", "previous"}
+    assert words.ALL_ANCHORS >= {a for u in cat.UNITS.values() for a in u.anchors} | {"start", "previous"}
 
 
 # ---- one clear error, never a traceback ----
@@ -148,7 +149,7 @@ def test_every_anchor_of_every_unit_kind_is_a_reserved_sweep_name():
 @pytest.mark.parametrize("loader", ["libyaml", "pure"])
 def test_a_hostile_file_is_one_error_with_its_position(tmp_path, capsys, monkeypatch, content, where, says, loader):
     if loader == "pure":
-        monkeypatch.setattr(load, "_LOADER", load._PureSafeLoader)
+        monkeypatch.setattr(compose, "_LOADER", compose._PureSafeLoader)
     elif not yaml.__with_libyaml__:
         pytest.skip("PyYAML without libyaml")
     code, err = validate(tmp_path, content, capsys)
@@ -243,7 +244,7 @@ def test_repeat_and_times_have_caps():
 
 
 def test_races_of_a_file_have_a_cap(monkeypatch):
-    monkeypatch.setattr(load, "MAX_FILE_RACES", 25)
+    monkeypatch.setattr(times, "MAX_FILE_RACES", 25)
     two = "---\n" + scenario(repeat=20) + "---\n" + scenario(repeat=20).replace("clean win", "again")
     assert "40 in the file so far; at most 25 in one file (MAX_FILE_RACES)" in one_problem(two)
 
@@ -251,9 +252,9 @@ def test_races_of_a_file_have_a_cap(monkeypatch):
 def test_expression_work_has_a_cap(monkeypatch):
     swept = scenario("green + d", "sweep: {d: {from: 1, to: 600, step: 1}}")
     # 600 races of "1000" (one node: a constant, still checked in every race) and of "d" (a name, its load)
-    monkeypatch.setattr(load, "MAX_EVALUATIONS", 600 * 1 + 600 * 2)
+    monkeypatch.setattr(times, "MAX_EVALUATIONS", 600 * 1 + 600 * 2)
     loads(swept)
-    monkeypatch.setattr(load, "MAX_EVALUATIONS", 600 * 1 + 600 * 2 - 1)
+    monkeypatch.setattr(times, "MAX_EVALUATIONS", 600 * 1 + 600 * 2 - 1)
     assert "more than 1799 steps of expression evaluation" in one_problem(swept)
 
 
@@ -265,7 +266,7 @@ def test_an_expression_has_a_size_cap():
 
 
 def test_a_file_over_the_size_cap_is_refused_unread(tmp_path, capsys):
-    big = scenario() + "# " + "x" * load.MAX_FILE_BYTES + "\n"
+    big = scenario() + "# " + "x" * words.MAX_FILE_BYTES + "\n"
     code, err = validate(tmp_path, big, capsys)
     assert code == 2 and "s.yaml:1:1: larger than 1000000 bytes" in err
     assert "larger than 1000000 bytes" in one_problem(big)
@@ -282,16 +283,16 @@ def test_aliases_cannot_multiply_what_validation_walks():
 
 def test_the_fast_loader_is_used_and_gives_the_same_positions_as_the_pure_one(monkeypatch):
     if yaml.__with_libyaml__:
-        assert load._LOADER is yaml.CSafeLoader
+        assert compose._LOADER is yaml.CSafeLoader
     broken = scenario("green - 5", sweep="sweep: {d: [0, x]}", colour="red")
     fast = problems(broken)
-    monkeypatch.setattr(load, "_LOADER", load._PureSafeLoader)
+    monkeypatch.setattr(compose, "_LOADER", compose._PureSafeLoader)
     assert problems(broken) == fast and len(fast) == 3
 
 
 def test_every_cap_is_documented_with_its_value():
     docs = (ROOT / "docs" / "scenarios.md").read_text()
-    caps = {name: value for name, value in vars(load).items() if name.startswith("MAX_")}
+    caps = {name: value for name, value in vars(words).items() if name.startswith("MAX_")}
     assert len(caps) == 9
     for name, value in caps.items():
         shown = "30 min" if name == "MAX_AHEAD_US" else f"{value:,}"

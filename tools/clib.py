@@ -171,6 +171,10 @@ def catalogue_files() -> dict[str, str]:
         h.append(f"#define UHIL_CAP_{_c_name(name)}_BIT {bit}u")
         h.append(f"#define UHIL_CAP_{_c_name(name)} (1u << {bit})")
     h.append("")
+    h.append("/* IDENTITY.card_capacity of the units that hold cards (SPEC 7: SD-10, 9: LA-14) */")
+    h += [f"#define UHIL_{_c_name(kind)}_CARD_CAPACITY {u.card_capacity}u" for kind, u in cat.UNITS.items()
+          if u.card_capacity]
+    h.append("")
     h.append("/* parameter ids (SPEC 4.7) */")
     h += [f"#define UHIL_PARAM_{_c_name(q.name)} 0x{q.id:02X}u" for q in cat.PARAMS]
     h += ["#define UHIL_N_PARAMS %du" % len(cat.PARAMS), "",

@@ -21,8 +21,10 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from unohil.protocol import catalogue as cat
+
 LIBRARIES = Path(__file__).resolve().parent.parent / "fixtures" / "scenarios"
-KINDS = {"showdown": "showdown", "flash": "flash", "launcher": "launcher"}   # library -> unit kind
+KINDS = tuple(cat.UNITS)        # the libraries: one per unit kind, named as the kind
 FAULTS = {
     "corrupt": "corrupt={p}",
     "drop": "drop={p}",
@@ -40,7 +42,7 @@ class Job:
 
     @property
     def url(self) -> str:
-        return f"emu://{KINDS[self.library]}?faults={FAULTS[self.fault].format(p=self.level)},seed={self.seed}"
+        return f"emu://{self.library}?faults={FAULTS[self.fault].format(p=self.level)},seed={self.seed}"
 
     @property
     def command(self) -> str:

@@ -296,7 +296,7 @@ static struct disposition paddle(struct showdown *s, struct unit *u, uint32_t t,
         s->press_us[side] = t;
         light(s, u, UHIL_SHOWDOWN_LIGHT_RED, UHIL_LIGHT_MODE_ON, side);
         sound(u, UHIL_SHOWDOWN_SOUND_FALSE_START, 0);
-        launch(s, u, side);
+        launch(s, u, side);                 /* capability false_start_launch (SD-3) */
         verdict(s, u, side, UHIL_SHOWDOWN_REASON_FALSE_START, t, t, UHIL_NONE_U8, UHIL_NONE_U8);
         return ACTED;
     }
@@ -387,8 +387,9 @@ static int config_ok(const struct unit *u, uint8_t param, uint32_t value)
     return lo <= hi && w < f;
 }
 
+/* it throws the cards at a false starter (SD-3), and says so */
 #define SHOWDOWN_CAPS (UHIL_CAP_TEST_MODE | UHIL_CAP_HOST_INPUT | UHIL_CAP_TIME_SYNC | UHIL_CAP_EVENT_RESEND | \
-                       UHIL_CAP_CONFIG_SET | UHIL_CAP_REFERENCE_RNG)
+                       UHIL_CAP_CONFIG_SET | UHIL_CAP_REFERENCE_RNG | UHIL_CAP_FALSE_START_LAUNCH)
 
 const struct game_ops showdown_ops = {
     UHIL_UNIT_KIND_SHOWDOWN, 4, 1u << UHIL_SHOWDOWN_INPUT_LOAD_CARDS, SHOWDOWN_CAPS | UHIL_CAP_LANDING_SENSOR,

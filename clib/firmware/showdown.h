@@ -6,7 +6,7 @@
 
 #include "unit.h"
 
-#define SHOWDOWN_CAPACITY 12
+#define SHOWDOWN_CAPACITY ((int)UHIL_SHOWDOWN_CARD_CAPACITY)     /* the catalogue's, SD-10 */
 
 struct showdown {
     uint8_t state;                  /* enum showdown_state */

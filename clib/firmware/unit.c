@@ -123,8 +123,13 @@ void unit_event(struct unit *u, struct uhil_msg *m)
 
 void unit_verdict(struct unit *u, struct uhil_msg *m)
 {
-    /* a verdict carries the moment it was produced (SPEC 3.1, PR-1) */
-    event_at(u, m, unit_now(u));
+    /* a verdict carries the moment it was produced (SPEC 3.1, PR-1), never before the work it closes
+       began; what it brings in this work (STATE, lights) carries the same time (PR-7) */
+    uint32_t now = unit_now(u);
+    if ((int32_t)(now - u->stamp) < 0)
+        now = u->stamp;
+    u->stamp = now;
+    event_at(u, m, now);
 }
 
 /* ---- inputs (SPEC 4.8) ---- */

@@ -144,38 +144,76 @@ def floor_round_trip(samples: int) -> list[int]:
     return out
 
 
-def run_bench(url: str | None, races: int, kinds: tuple[str, ...] = ("showdown",)) -> dict:
+def run_bench(url: str | None, races: int, kinds: tuple[str, ...] = ("showdown",), stop=None,
+              result: dict | None = None) -> dict:
     """Verdict latencies on the unit at url (its own kind), or on an emulator of each of kinds in another
-    process; then the link's floors, measured in the same run."""
-    units = {}
-    link_kind = "pty"
-    exact = True
+    process; then the link's floors, measured in the same run. stop: asked between races and parts, a
+    true answer ends the run there; result: the dict the figures are gathered in as each part finishes
+    (what a caller writes when the run is cut short: cut_short)."""
+    result = result if result is not None else {}
+    units: dict[str, dict] = {}
+    result.update({"tool": "unohil", "bench": 1, "device": url or "emulators in other processes on ptys",
+                   "link": "pty", "races": races, "emission_time": "exact", "units": units, "samples": {},
+                   "distributions": {}, "ratios": {}})
     targets = [(None, kind) for kind in kinds] if url is None else [(url, None)]
     for target, kind in targets:
+        if stop is not None and stop():
+            result.setdefault("not_run", []).append(kind or target)
+            continue
         proc = None
         origin = None
         try:
             if target is None:
                 proc, target, origin = spawn_emulator(kind)
             elif not target.startswith("/dev/"):
-                link_kind = target.split("://", 1)[0]
+                result["link"] = target.split("://", 1)[0]
             with Driver.open(target, kind=kind) as d:
                 d.sync_clock(32)
-                lat = verdict_latencies(d, races, origin, progress=lambda done, total, k=d.kind: print(
-                    f"bench: {k} {done}/{total} races", file=sys.stderr, flush=True))
-                units[d.kind] = {"device": target if url is not None else f"emulator ({d.kind}, pty)",
-                                 "late_stimuli": lat.pop("late_stimuli"), "outcomes": lat.pop("outcomes"),
-                                 "clock": d.clock.estimate.as_dict(),
-                                 "distributions": {k: distribution(v) for k, v in lat.items()},
-                                 "samples": lat}
+                lat: dict = {}
+                where = target if url is not None else f"emulator ({d.kind}, pty)"
+                result["_in_progress"] = (d.kind, where, lat, d.clock.estimate.as_dict)
+                verdict_latencies(d, races, origin, progress=lambda done, total, k=d.kind: print(
+                    f"bench: {k} {done}/{total} races", file=sys.stderr, flush=True), stop=stop, into=lat)
+                units[d.kind] = _unit_figures(where, lat, d.clock.estimate.as_dict(), races)
+                del result["_in_progress"]
         finally:
             if proc is not None:
                 proc.terminate()
                 proc.wait(timeout=10)
-        exact = exact and origin is not None
-    # Floor and harness alternate sample by sample, the timer floor in batches between,
-    # so all of them see the same machine.
-    n = max(200, races)
+        if origin is None:
+            result["emission_time"] = "clock sync"
+    if stop is not None and stop():
+        result["floors"] = "the link's floors not measured: the run was stopped before them"
+        return result
+    _floors(result, max(200, races))
+    return result
+
+
+def _unit_figures(where: str, lat: dict, clock: dict, races: int) -> dict:
+    done = len(lat.get("processing_us", ()))
+    out = {"device": where, "late_stimuli": lat.get("late_stimuli", 0), "outcomes": dict(lat.get("outcomes", {})),
+           "clock": clock, "races_done": done,
+           "distributions": {k: distribution(lat.get(k, [])) for k in UNIT_LABELS},
+           "samples": {k: lat.get(k, []) for k in UNIT_LABELS}, "ratios": {}}
+    if done < races:
+        out["interrupted"] = True       # cut short: the races it finished are all here
+    return out
+
+
+def cut_short(result: dict, reason: str) -> dict:
+    """A run stopped at once (a second signal) or by an error: the unit in progress kept as far as it got,
+    marked interrupted, and the reason said."""
+    kind, where, lat, clock = result.pop("_in_progress", (None,) * 4)
+    if kind is not None:
+        result["units"][kind] = _unit_figures(where, lat, clock(), result["races"])
+        result["units"][kind]["interrupted"] = True
+    result["interrupted"] = reason
+    return result
+
+
+def _floors(result: dict, n: int) -> None:
+    """The link's floors, beside the harness's own figures: alternating sample by sample, the timer floor
+    in batches between, so all of them see the same machine."""
     batch = 100
     floor, h_read, h_delivered, timer = [], [], [], []
     for _ in range(0, n, batch):
@@ -191,15 +229,12 @@ def run_bench(url: str | None, races: int, kinds: tuple[str, ...] = ("showdown",
     ratios = {}
     for name, base in (("event_delivered_us", "floor_one_way_us"), ("event_read_us", "floor_one_way_us")):
         ratios[f"{name}/{base}"] = _ratio(dists[name], dists[base])
-    for kind, u in units.items():
+    for u in result["units"].values():
         u["ratios"] = {"command_rtt_us/floor_round_trip_us": _ratio(u["distributions"]["command_rtt_us"],
                                                                     dists["floor_round_trip_us"])}
-    samples = {"floor_one_way_us": floor, "event_read_us": h_read, "event_delivered_us": h_delivered,
-               "floor_round_trip_us": floor_rtt, "floor_timer_us": timer}
-    return {"tool": "unohil", "bench": 1, "samples": samples,
-            "device": url or "emulators in other processes on ptys", "link": link_kind, "races": races,
-            "emission_time": "exact" if exact else "clock sync", "units": units, "distributions": dists,
-            "ratios": ratios}
+    result["samples"] = {"floor_one_way_us": floor, "event_read_us": h_read, "event_delivered_us": h_delivered,
+                         "floor_round_trip_us": floor_rtt, "floor_timer_us": timer}
+    result.update(distributions=dists, ratios=ratios)
 
 
 def _ratio(a: dict, b: dict) -> dict:

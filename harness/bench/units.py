@@ -104,28 +104,32 @@ RACES: dict[str, tuple[Callable, Callable]] = {
 
 
 def verdict_latencies(d: Driver, races: int, origin_us: int | None, seed: int = 1,
-                      progress: Callable[[int, int], None] | None = None) -> dict:
+                      progress: Callable[[int, int], None] | None = None, stop: Callable[[], object] | None = None,
+                      into: dict | None = None) -> dict:
     """Run races on the unit; lists of its verdicts' processing (header - knowable_us), the host's read
     and delivery after the verdict was produced, and a command's round trip (us); late_stimuli: races
-    run again because the host got a stimulus to the unit too late; outcomes: verdicts by reason."""
+    run again because the host got a stimulus to the unit too late; outcomes: verdicts by reason.
+    stop: asked between races, a true answer ends the run there (a signal); into: the dict the figures
+    are gathered in as they come (the caller keeps the finished races if the run is cut short)."""
     setup, race = RACES[d.kind]
     unit = UNITS[d.kind]
-    outcomes: dict[str, int] = {}
+    out = into if into is not None else {}
+    out.update(processing_us=[], read_us=[], delivered_us=[], command_rtt_us=[], late_stimuli=0, outcomes={})
+    outcomes = out["outcomes"]
     setup(d)
     rng = random.Random(seed)
-    proc, read, delivered, rtt = [], [], [], []
-    late = 0
+    proc, read, delivered, rtt = out["processing_us"], out["read_us"], out["delivered_us"], out["command_rtt_us"]
     est = d.clock.estimate
     i = 0
-    while i < races:
+    while i < races and not (stop is not None and stop()):
         t0 = d.now_us()
         d.status()
         rtt.append(d.now_us() - t0)
         try:
             v = race(d, rng)
         except TooLate:
-            late += 1
-            if late > races:
+            out["late_stimuli"] += 1
+            if out["late_stimuli"] > races:
                 raise
             continue
         got = d.now_us()
@@ -141,5 +145,5 @@ def verdict_latencies(d: Driver, races: int, origin_us: int | None, seed: int = 
             if progress is not None:
                 progress(i + 1, races)
         i += 1
-    return {"processing_us": proc, "read_us": read, "delivered_us": delivered, "command_rtt_us": rtt,
-            "late_stimuli": late, "outcomes": dict(sorted(outcomes.items()))}
+    out["outcomes"] = dict(sorted(outcomes.items()))
+    return out

@@ -6,11 +6,13 @@ import sys
 
 from unohil.protocol import catalogue as cat
 
-from unohil.harness.bench.latency import print_report, run_bench
+from unohil.harness.bench.latency import cut_short, print_report, run_bench
 from unohil.harness.cli.exit import Exit
+from unohil.harness.cli.signals import Interrupted, StopRequest, exit_for
 from unohil.harness.report.console import output_console
-from unohil.harness.report.files import check_writable
-from unohil.harness.report.results_json import write_json
+from unohil.harness.report.files import check_writable, write_outputs
+from unohil.harness.report.results_json import json_text, plain, write_json
+from unohil.harness.store.config import add_store_argument, configured, record_into
 
 KINDS = tuple(cat.UNITS)
 
@@ -31,6 +33,7 @@ def add_parser(sub) -> None:
                    help="races per unit (default 300); a percentile is shown only when enough of them back it "
                         "(p99.9 from 1000 samples, p99 from 100, p90 from 10)")
     p.add_argument("--json", metavar="FILE", help="write every distribution (and its sample count) as JSON")
+    add_store_argument(p, "record the samples in")
     p.set_defaults(func=main)
 
 
@@ -39,11 +42,31 @@ def main(args) -> int:
         check_writable(args.json, "--json")
     if args.rig is not None:
         return _through_rig(args)
-    result = run_bench(args.device, args.races, tuple(args.kind or KINDS))
-    print_report(result, output_console())
-    if args.json:
-        write_json(args.json, result)
-    return Exit.OK
+    result: dict = {}
+    with StopRequest() as stop:
+        try:
+            run_bench(args.device, args.races, tuple(args.kind or KINDS), stop=stop.reason, result=result)
+            if stop.signum is not None:
+                cut_short(result, stop.reason())
+        except Interrupted:
+            cut_short(result, f"{stop.reason()} (twice: the race in progress was abandoned)")
+        finally:
+            stop.finishing()
+    try:
+        print_report(result, output_console())
+        if "interrupted" in result:
+            print(f"{result['interrupted']}: the races finished are kept" +
+                  (f"; not run: {', '.join(result['not_run'])}" if result.get("not_run") else "") +
+                  (f"; {result['floors']}" if "floors" in result else ""), file=sys.stderr)
+    finally:
+        # whatever the console did, the file holds every race that finished
+        failures = write_outputs([("--json", args.json, lambda: json_text(result))])
+        for line in failures:
+            print(f"error: {line}", file=sys.stderr)
+    record_into(configured(args.store), lambda: plain(result), "bench", args.json)
+    if stop.signum is not None:
+        return exit_for(stop.signum)
+    return Exit.USAGE if failures else Exit.OK
 
 
 def _through_rig(args) -> int:

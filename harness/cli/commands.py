@@ -23,10 +23,13 @@ COMMANDS = {
                "unit's kind",
     "record": "turn a session on a unit, or a trace, into a scenario file that replays it",
     "replay": "replay recorded scenarios and compare the replay with the recording",
+    "history": "runs, a scenario's or check's history, a figure's trend, from a results store",
+    "compare": "what changed between two runs: verdicts, scenarios, latency distributions",
     "report": "an HTML report (one self-contained file) from a results file",
     "export": "races as VCD (GTKWave, PulseView), traces as Perfetto/Chrome trace JSON",
     "schema": "the JSON Schema of scenario files, for editors",
     "library": "where the scenario library that ships with uno-hil is, and what it holds",
+    "play": "whole games with simulated players on a unit: predictions, invariants, game statistics",
 }
 
 

@@ -18,9 +18,11 @@ from unohil.harness.outcome import Outcome, counts_text, tally
 from unohil.harness.report.console import output_console, conform_table, coverage_table, print_table
 from unohil.harness.report.files import check_outputs, write_outputs
 from unohil.harness.report.junit import device_from_identity, junit_xml
+from unohil.harness.report.results_json import plain
 from unohil.harness.scenarios.library import library_paths
 from unohil.harness.scenarios.load import load_paths
 from unohil.harness.scenarios.selection import matcher
+from unohil.harness.store.config import add_store_argument, configured, record_into
 from unohil.harness.text import printable
 
 MARK = {Outcome.PASS: ("pass", "green"), Outcome.FAIL: ("FAIL", "red"), Outcome.SKIP: ("skip", "dim"),
@@ -56,6 +58,7 @@ def add_parser(sub) -> None:
                         "--device: rig.md in the uno-hil docs)")
     p.add_argument("-q", "--quiet", action="store_true", help="no per-check lines")
     add_firmware_argument(p, many=False)
+    add_store_argument(p, "record the checks, the coverage and the unit in")
     p.set_defaults(func=main)
 
 
@@ -109,6 +112,8 @@ def main(args) -> int:
         failures = _write(args, report)
         for line in failures:
             print(f"error: {line}", file=sys.stderr)
+        record_into(configured(args.store), lambda: plain(report.as_dict()),
+                    "conform", args.json)
     return Exit.USAGE if failures and stop.signum is None else status
 
 

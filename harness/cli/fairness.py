@@ -10,10 +10,12 @@ import sys
 from unohil.protocol import catalogue as cat
 
 from unohil.harness.cli.exit import Exit
+from unohil.harness.cli.signals import Interrupted, StopRequest, exit_for
+from unohil.harness.errors import HarnessError
 from unohil.harness.report.console import output_console
-from unohil.harness.report.files import check_writable
-from unohil.harness.report.results_json import write_json
-from unohil.harness.rig.fairness import measure, measure_seats
+from unohil.harness.report.files import check_writable, write_outputs
+from unohil.harness.report.results_json import json_text
+from unohil.harness.rig.fairness import Stopped, measure, measure_seats
 from unohil.harness.rig.links import open_drivers
 from unohil.harness.rig.races import FAIR_RACES
 from unohil.harness.rig.session import RigSession
@@ -47,35 +49,72 @@ def main(args) -> int:
         print("error: --range must be at least 8 us and --trials at least 1", file=sys.stderr)
         return Exit.USAGE
     unit, rig = open_drivers(args.device, args.rig)
-    try:
-        if unit.kind not in FAIR_RACES:
-            print(f"error: {args.device}: a {unit.kind} unit has no race between two seats "
-                  f"(fairness measures {', '.join(FAIR_RACES)})", file=sys.stderr)
-            return Exit.USAGE
-        s = RigSession(unit, rig)
-        s.wire()
-        kw = dict(range_us=args.range_us, fine_trials=args.trials, seed=args.seed)
-        if unit.kind == "flash":
-            if args.reference not in cat.UNITS["flash"].inputs or not args.reference.startswith("player_"):
-                print(f"error: --reference {args.reference!r} is not a seat (player_0, player_1, ...)",
-                      file=sys.stderr)
+    result: dict = {}
+    with StopRequest() as stop:
+        try:
+            if unit.kind not in FAIR_RACES:
+                print(f"error: {args.device}: a {unit.kind} unit has no race between two seats "
+                      f"(fairness measures {', '.join(FAIR_RACES)})", file=sys.stderr)
                 return Exit.USAGE
-            result = measure_seats(s, args.reference, **kw)
-        else:
-            result = measure(s, **kw)
-    finally:
-        unit.close()
-        rig.close()
-    bound = cat.RIG.timing["fairness_bound_us"]
-    result.update(device=args.device, rig=args.rig, bound_us=bound)
+            s = RigSession(unit, rig)
+            s.wire()
+            kw = dict(range_us=args.range_us, fine_trials=args.trials, seed=args.seed, stop=stop.reason)
+            if unit.kind == "flash":
+                if args.reference not in cat.UNITS["flash"].inputs or not args.reference.startswith("player_"):
+                    print(f"error: --reference {args.reference!r} is not a seat (player_0, player_1, ...)",
+                          file=sys.stderr)
+                    return Exit.USAGE
+                measure_seats(s, args.reference, into=result, **kw)
+            else:
+                measure(s, into=result, **kw)
+        except Stopped:
+            result["interrupted"] = stop.reason()
+        except Interrupted:
+            result["interrupted"] = f"{stop.reason()} (twice: the race in progress was abandoned)"
+        except HarnessError as exc:       # the link or the unit failed: what finished is kept, then the error
+            result.update(error=str(exc), device=args.device, rig=args.rig)
+            _write(args, result)
+            raise
+        finally:
+            stop.finishing()
+            unit.close()
+            rig.close()
+    result.update(device=args.device, rig=args.rig, bound_us=cat.RIG.timing["fairness_bound_us"])
+    if "interrupted" in result:
+        return _cut_short(args, result, stop)
+    bound = result["bound_us"]
     for r in result["seats"] if unit.kind == "flash" else [result]:
         lo, hi = r["interval_us"]
         r["within_bound"] = -bound <= lo and hi <= bound
     ok = all(r["within_bound"] for r in result["seats"]) if unit.kind == "flash" else result["within_bound"]
-    (print_seats if unit.kind == "flash" else print_report)(result, output_console())
-    if args.json:
-        write_json(args.json, result)
-    return Exit.OK if ok else Exit.FAILED
+    try:
+        (print_seats if unit.kind == "flash" else print_report)(result, output_console())
+    finally:
+        failures = _write(args, result)
+    if stop.signum is not None:         # it came after the last race: everything was measured
+        return exit_for(stop.signum)
+    return Exit.USAGE if failures else Exit.OK if ok else Exit.FAILED
+
+
+def _write(args, result: dict) -> list[str]:
+    """The results file, whatever the console did; one line on stderr per failure."""
+    failures = write_outputs([("--json", args.json, lambda: json_text(result))])
+    for line in failures:
+        print(f"error: {line}", file=sys.stderr)
+    return failures
+
+
+def _cut_short(args, result: dict, stop: StopRequest) -> int:
+    """A signal stopped the sweeps: what finished is written, the sweep or seat in progress named (cut)."""
+    cut = result.get("cut", {})
+    races = result.get("races", 0) + cut.get("so_far", {}).get("races", 0)      # a seat's own, so far
+    where = (f"seat {cut['seat']}" if "seat" in cut else f"the {cut['sweep']} sweep" if "sweep" in cut else "")
+    try:
+        print(f"{result['interrupted']}: {where + ' cut short; ' if where else ''}the sweeps finished are kept "
+              f"({races} races run)", file=sys.stderr)
+    finally:
+        _write(args, result)
+    return exit_for(stop.signum)
 
 
 def print_report(r: dict, console) -> None:

@@ -14,11 +14,14 @@ from unohil.harness.outcome import Outcome, tally
 from unohil.harness.report.console import FORMATS, PROGRESS_EVERY_S, LiveReport, choose_format, print_summary
 from unohil.harness.report.files import check_outputs, write_outputs
 from unohil.harness.report.junit import junit_xml
-from unohil.harness.report.results_json import results_json_chunks
+from unohil.harness.report.metrics import metrics_text
+from unohil.harness.report.results_json import (plain, results_json, results_json_chunks, scenario_json,
+                                                with_stored_races)
 from unohil.harness.cli import plan
 from unohil.harness.cli.firmware import add_firmware_argument, attach_consoles, unit_opener
 from unohil.harness.run.parallel import Rack, Workers
 from unohil.harness.run.pool import unserved_reason
+from unohil.harness.run.result_store import ResultStore
 from unohil.harness.run.results import ScenarioResult
 from unohil.harness.run.runner import Runner
 from unohil.harness.scenarios.library import library_paths
@@ -26,6 +29,7 @@ from unohil.harness.scenarios.load import load_paths, print_warnings
 from unohil.harness.scenarios.selection import matcher
 from unohil.harness.session.driver import Driver
 from unohil.harness.session.outage import DEFAULT_BUDGET_US, Outage, parse_budget
+from unohil.harness.store.config import add_store_argument, configured, record_into
 
 def add_parser(sub) -> None:
     p = sub.add_parser("run", help="run scenarios")
@@ -36,6 +40,8 @@ def add_parser(sub) -> None:
                    help="device URL (repeatable); default: the built-in emulator on the virtual clock")
     p.add_argument("--json", metavar="FILE", help="write machine-readable results")
     p.add_argument("--junit", metavar="FILE", help="write JUnit XML")
+    p.add_argument("--metrics", metavar="FILE",
+                   help="write the run's figures as OpenMetrics text (node_exporter's textfile collector, Pushgateway)")
     p.add_argument("--trace", metavar="DIR", help="write a JSON Lines trace per device")
     add_firmware_argument(p, many=True)
     p.add_argument("-k", metavar="EXPR", help="only scenarios whose name/file/tags match (and, or, not)")
@@ -53,6 +59,12 @@ def add_parser(sub) -> None:
                         "shown here); without it they are skipped")
     p.add_argument("-q", "--quiet", action="store_true",
                    help="no results table or per-scenario lines: only the link health, the failures and the totals")
+    p.add_argument("--rerun-failed", type=int, default=0, metavar="N",
+                   help="run a failed race again up to N times: one that then passes is reported flaky (it still "
+                        "fails the run, unless --flaky-passes) and never turned into a pass")
+    p.add_argument("--flaky-passes", action="store_true",
+                   help="with --rerun-failed: a run whose only failures are flaky exits 0")
+    add_store_argument(p)
     _add_format_arguments(p)
     p.set_defaults(func=main)
 
@@ -76,10 +88,12 @@ def _budget(text: str) -> int:
 
 
 def main(args) -> int:
+    if args.rerun_failed < 0:
+        raise UsageError(f"--rerun-failed {args.rerun_failed}: give how many times to run a failed race again (0 or more)")
     console = Console(highlight=False)
     fmt = choose_format(args.format, console)
     started = time.time()
-    check_outputs({"--json": args.json, "--junit": args.junit}, {"--trace": args.trace})
+    check_outputs({"--json": args.json, "--junit": args.junit, "--metrics": args.metrics}, {"--trace": args.trace})
     scenarios = load_paths(args.paths or library_paths())
     print_warnings(scenarios)
     if args.k:
@@ -119,9 +133,9 @@ def main(args) -> int:
     if how_long:
         console.print(how_long, markup=False, highlight=False, soft_wrap=True)
         console.file.flush()
-    with StopRequest() as stop:
+    with StopRequest() as stop, _store(args) as store:
         try:
-            run = _Run(console, fmt, args, stop)
+            run = _Run(console, fmt, args, stop, store)
             results = run.all(scenarios, by_kind, rack)
             stop.finishing()            # from here a signal changes nothing: the units are settled and
             if stop.signum is not None:     # what was found is written
@@ -132,7 +146,15 @@ def main(args) -> int:
             rack.close()
             for reader in consoles:
                 reader.close()
-        return _report(console, fmt, args, started, scenarios, results, rack, health, devices, stop)
+        return _report(console, fmt, args, started, scenarios, results, rack, health, devices, stop, store)
+
+
+def _store(args) -> ResultStore:
+    """Where each finished scenario's races go (run/result_store.py): a long run's memory stays flat."""
+    from unohil.harness.report.verdicts import outcome_text
+    # a results store (--store) records every race, so the races go to disk for it as for --json
+    keep_races = args.json or configured(args.store)
+    return ResultStore(args.json, outcome_text, scenario_json if keep_races else None)
 
 
 def _rig_rack(args) -> Rack:
@@ -146,39 +168,49 @@ def _rig_rack(args) -> Rack:
 
 
 def _report(console: Console, fmt: str, args, started: float, scenarios, results: list[ScenarioResult], rack: Rack,
-            health, devices, stop: StopRequest) -> int:
+            health, devices, stop: StopRequest, store: ResultStore) -> int:
     """The console's account, then every output on its own (whatever the console did); the exit status."""
     counts = tally(r.status for r in results)
     interrupted = None
     if stop.signum is not None:
         interrupted = {"signal": signal_name(stop.signum), "not_run": len(scenarios) - len(results)}
+
+    def summary_doc() -> dict:
+        """The results document without the races' events: what the metrics and the store read."""
+        doc = plain(results_json(results, health, devices, started, interrupted, events=False))
+        doc["scenarios"] = with_stored_races(doc["scenarios"], results, store)
+        return doc
     try:
         print_summary(console, fmt, results, health, quiet=args.quiet, seconds=time.time() - started)
         if interrupted:
             console.print(f"{stop.reason()}: {interrupted['not_run']} scenario(s) not run")
     finally:
         failures = write_outputs([
-            ("--json", args.json, lambda: results_json_chunks(results, health, devices, started, interrupted)),
+            ("--json", args.json, lambda: results_json_chunks(results, health, devices, started, interrupted, store)),
             ("--junit", args.junit, lambda: junit_xml("unohil", [r.record() for r in results], devices)),
+            ("--metrics", args.metrics, lambda: metrics_text(summary_doc())),
         ])
     failures += [f"--trace {d.trace.failure}" for d in rack.drivers if d.trace is not None and d.trace.failure]
     for line in failures:
         print(f"error: {line}", file=sys.stderr)
+    record_into(configured(args.store), summary_doc, "run", args.json)
     if stop.signum is not None:
         return exit_for(stop.signum)
     if failures or any(r.status is Outcome.ERROR for r in results):
         # a results file that could not be written, or a scenario that cannot run as written: the
         # user's to fix, like a bad file
         return Exit.USAGE
-    return Exit.FAILED if counts["failed"] or counts["link_error"] or counts["reset"] else Exit.OK
+    failed = counts["failed"] - (sum(r.flaky for r in results) if args.flaky_passes else 0)
+    return Exit.FAILED if failed or counts["link_error"] or counts["reset"] else Exit.OK
 
 
 class _Run:
     """The scenarios on the rack's runners, shown as they go (LiveReport); on a signal, what finished
     plus what was cut short."""
 
-    def __init__(self, console: Console, fmt: str, args, stop: StopRequest):
+    def __init__(self, console: Console, fmt: str, args, stop: StopRequest, store: ResultStore):
         self.console = console
+        self.store = store
         self.fmt = fmt
         self.args = args
         self.stop = stop
@@ -194,7 +226,8 @@ class _Run:
             outage = Outage(self.args.outage_budget,
                             say=lambda text: self.console.print(text, markup=False, highlight=False))
             runners = {kind: [Runner(d, host_timed=self.args.host_timed, stop=self.stop.reason, outage=outage,
-                                     progress=live.race_done, attended=self.args.attended, prompts=live)
+                                     progress=live.race_done, attended=self.args.attended, prompts=live,
+                                     rerun_failed=self.args.rerun_failed)
                            for d in ds]
                        for kind, ds in by_kind.items()}
 
@@ -204,7 +237,7 @@ class _Run:
                 i = place[id(sc)]
                 self.busy[i] = runner.d, threading.current_thread()
                 live.scenario_started(sc)
-                res = runner.run(sc)
+                res = self.store.put(runner.run(sc))
                 self._finished(i, res)
                 return res
 

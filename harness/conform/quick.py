@@ -60,5 +60,6 @@ def choose(scenarios: list[Scenario], kind: str, runnable: Callable[[Scenario], 
         found = candidates(did)
         if did not in covered and found:
             chosen.add(found[0])
-            covered.update(scenarios[found[0]].covers)
+            # a scenario the unit cannot run (another form's) proves nothing of the other decisions it names
+            covered.update(scenarios[found[0]].covers if runnable(scenarios[found[0]]) else [did])
     return [sc for i, sc in enumerate(scenarios) if i in chosen]

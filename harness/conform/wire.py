@@ -11,13 +11,12 @@ from unohil.harness.links.console import last_words
 from unohil.harness.session.timing import link_timing
 
 ERR = cat.ENUM_VALUES["error"]
-ERR_NAMES = {v: k for k, v in ERR.items()}
-KIND_NAMES = {v: k for k, v in cat.ENUM_VALUES["unit_kind"].items()}
+ERR_NAMES = cat.ENUM_NAMES["error"]
+KIND_NAMES = cat.ENUM_NAMES["unit_kind"]
 ACTION = cat.ENUM_VALUES["action"]
 SOURCE = cat.ENUM_VALUES["input_source"]
 DISPOSITION = cat.ENUM_VALUES["disposition"]
 REPLY_OF = {m.name: m.reply for m in cat.MESSAGES if m.kind == "command"}
-COMMAND_IDS = {m.id for m in cat.MESSAGES if m.kind == "command"}
 REPLY_TIMEOUT_US = 1_000_000
 QUIET_US = 100_000
 TURNAROUND_MAX_US = 50_000

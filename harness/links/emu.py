@@ -2,9 +2,11 @@
 
 rng=python gives the unit another allowed generator instead of SPEC 6's reference one (its
 reference_rng bit clear), without=CAP,... clears optional capabilities, landing_sensor=0 takes the
-Showdown's landing sensor away, timer_lag_us=L stamps every timer event L us after its scheduled
-time (PR-1 allows it): the variants a harness must be right about. inject_queue=N reports (and
-holds) N pending stimuli instead of SPEC 4.8's 16: a unit the harness must recognise as not conforming.
+Showdown's landing sensor away, false_start_launch=0 makes its false starts throw nothing (SD-3),
+speed_at_power_on=1, slowest_light_only=1 and reset_light_show=1 build the Flash base's other readings
+of its document (FL-20..FL-22), timer_lag_us=L stamps every timer event L us after its scheduled time
+(PR-1 allows it): the variants a harness must be right about. inject_queue=N reports (and holds) N
+pending stimuli instead of SPEC 4.8's 16: a unit the harness must recognise as not conforming.
 serial=N is the unit's serial; unlike a served emulator's (pid * 4096 + i) it defaults to 1: the
 unit is private to this process and never claimed, and its seed and serial seed its faulty line and
 its boot ids, so a run on the virtual clock is the same every time.
@@ -27,13 +29,13 @@ from unohil.harness.links import query_options, register_scheme
 from unohil.harness.links.fd import FdLink
 
 KINDS = tuple(cat.UNITS)
-DEFAULT_URL = "emu://showdown?clock=virtual"
 
 _OPTIONS = {
     "seed": int, "clock": str, "serial": int, "card_capacity": int, "players": int,
     "boot_time_us": int, "drift_ppm": float, "host_offset_us": int, "faults": str, "without": str,
-    "landing_sensor": int, "rng": str, "timer_lag_us": int, "inject_queue": int, "baud": str,
-    "split_burst": str,
+    "landing_sensor": int, "false_start_launch": int, "rng": str, "timer_lag_us": int, "inject_queue": int,
+    "baud": str, "split_burst": str, "speed_at_power_on": int, "slowest_light_only": int, "reset_light_show": int,
+    "verdict_delay_us": int, "firmware": str,
 }
 # a slow line's options, given apart from faults= for reading's sake: they are items of the line's spec
 _LINE_ITEMS = ("baud", "split_burst")

@@ -24,7 +24,7 @@ from unohil.harness.links.usb import DEFAULT_PID, DEFAULT_VID
 
 PROBE_SEQ = 0x5EED
 DEFAULT_TIMEOUT_MS = 300
-KIND_NAMES = {v: k for k, v in cat.ENUM_VALUES["unit_kind"].items()}
+KIND_NAMES = cat.ENUM_NAMES["unit_kind"]
 
 
 @dataclass

@@ -46,9 +46,10 @@ def scenario_of(seg: Segment, name: str) -> tuple[dict, list[str]]:
     if physical:
         doc["physical"] = physical
     doc["steps"] = _steps(seg, unit)
-    last = max((f.dev_us for f in seg.events), default=seg.edges[-1].t)
-    if last > seg.edges[-1].t:      # what came after the last input is part of what was seen: wait for it
-        doc["end"] = f"previous + {last - seg.edges[-1].t}"
+    last_step = max([seg.edges[-1].t] + [t for t, _ in seg.config_steps])
+    last = max((f.dev_us for f in seg.events), default=last_step)
+    if last > last_step:        # what came after the last step is part of what was seen: wait for it
+        doc["end"] = f"previous + {last - last_step}"
     expect = _expect(seg, unit)
     if expect:
         doc["expect"] = expect
@@ -66,21 +67,28 @@ def _steps(seg: Segment, unit) -> list[dict]:
     anchor_of = {event: name for name, event in unit.anchors.items() if event in unit.drawn_times}
     steps, prev = [], seg.start_us
     started = False
+    # the configuration set mid-piece, each change a config step at its time (before an edge at the same time)
+    changes = sorted(seg.config_steps, key=lambda c: c[0])
     for i, edge in enumerate(seg.edges):
+        while changes and changes[0][0] <= edge.t:
+            t, values = changes.pop(0)
+            steps.append({"config": dict(values), "at": f"{'start' if not steps else 'previous'} + {t - prev}"})
+            prev = t
         seen = [f for f in seg.events if prev <= f.dev_us < edge.t and f.msg.NAME in anchor_of]
         if seen:
             event = seen[-1].msg.NAME
             base = next(f.dev_us for f in seen if f.msg.NAME == event)
             at, anchor = f"next {anchor_of[event]} + {edge.t - base}", base
         else:
-            at, anchor = f"{'start' if i == 0 else 'previous'} + {edge.t - prev}", prev
+            at, anchor = f"{'start' if not steps else 'previous'} + {edge.t - prev}", prev
         target = edge.input
         if unit.roles is not None and started and i > 0 and edge.t > anchor and edge.input in unit.roles.buttons:
             roles = rl.at_time(unit.roles, seg.events, anchor)
             role = roles.role_of(unit.roles.buttons.index(edge.input)) if roles is not None else None
             target = role or target
-        step: dict = {edge.action: target, "at": at}
-        if edge.value:
+        position = _switch_position(seg.kind, edge) if edge.error is None else None
+        step: dict = {"physical": {edge.input: position}, "at": at} if position else {edge.action: target, "at": at}
+        if edge.value and not position:
             step["value"] = edge.value
         if edge.error is not None:
             step["error"] = edge.error
@@ -90,7 +98,18 @@ def _steps(seg: Segment, unit) -> list[dict]:
         started = started or (unit.roles is not None and edge.input == unit.roles.started_by
                               and edge.action == "press" and edge.disposition == "acted")
         prev = edge.t
+    for t, values in changes:           # after the last edge
+        steps.append({"config": dict(values), "at": f"previous + {t - prev}"})
+        prev = t
     return steps
+
+
+def _switch_position(kind: str, edge) -> str | None:
+    """The position a switch edge put its switch in (a `physical:` step says it so), None if not a switch's."""
+    for position, (action, value) in cat.UNITS[kind].switches.get(edge.input, {}).items():
+        if action == edge.action and value == edge.value:
+            return position
+    return None
 
 
 def _expect(seg: Segment, unit) -> dict:

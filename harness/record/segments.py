@@ -29,6 +29,7 @@ class Edge:
     value: int
     disposition: str        # acted | reported | refused
     error: str | None       # the refusal's code
+    seq: int = 0            # its INPUT_SEEN's event_seq: the unit's order of edges at one time
 
 
 @dataclass
@@ -46,6 +47,20 @@ class Segment:
     race: int | None = None
     source: str | None = None           # file:line of that scenario
     after_reset: bool = False           # begun at a RESET the host sent (no race notes): its switch edges set up
+    config_steps: list[tuple[int, dict[str, int]]] = field(default_factory=list)   # set mid-piece: (time, values)
+    end_us: int | None = None           # the latest device time heard when the host reset the unit after it
+    end_seq: int | None = None          # and the latest event_seq
+    epoch: int = 0                      # the unit's boots seen before it (its device time restarts at each)
+
+
+def edge_of(f: Frame, unit: cat.UnitDef) -> Edge:
+    """An INPUT_SEEN event as an input edge."""
+    m = f.msg
+    names = {v: k for k, v in unit.inputs.items()}
+    return Edge(f.dev_us, names.get(m.input, str(m.input)), ACTIONS.get(m.action, str(m.action)), m.value,
+                DISPOSITIONS.get(m.disposition, str(m.disposition)),
+                ERRORS.get(m.detail) if m.disposition == cat.ENUM_VALUES["disposition"]["refused"] else None,
+                m.event_seq)
 
 
 def frame_of(rec: dict) -> Frame:
@@ -69,6 +84,9 @@ class Segmenter:
         self.state = state
         self.segments: list[Segment] = []
         self._raced = False                     # the harness notes its races: only those cut
+        self._last_dev: int | None = None       # the latest device time heard
+        self._last_seq: int | None = None       # the latest event_seq heard (u16, compared modulo)
+        self._epoch = 0                         # boots seen: a BOOT, or a reply whose device time went back
         self._between = False                   # after a RESET, before the next race: the harness's setup
         self._boots = 0
 
@@ -97,6 +115,8 @@ class Segmenter:
         name, fields = rec["type"], rec["fields"]
         if name == "RESET" and fields.get("mode") == cat.ENUM_VALUES["reset_mode"]["new_game"]:
             if self._raced:
+                if self.segments and not self._between:
+                    self.segments[-1].end_us, self.segments[-1].end_seq = self._last_dev, self._last_seq
                 self._between = True
             elif self.kind is not None:
                 self._open(None).after_reset = True
@@ -104,6 +124,17 @@ class Segmenter:
     def _received(self, f: Frame) -> None:
         m = f.msg
         name = m.NAME
+        if m.KIND != "event" and f.dev_us is not None and self._last_dev is not None and f.dev_us < self._last_dev:
+            # a reply is never late: the unit's clock went back, it rebooted (its BOOT lost on the line)
+            self._epoch += 1
+            self._last_dev = self._last_seq = None
+        if name == "BOOT":
+            self._epoch += 1
+            self._last_dev = self._last_seq = None
+        if f.dev_us is not None:
+            self._last_dev = f.dev_us if self._last_dev is None else max(self._last_dev, f.dev_us)
+        if m.KIND == "event" and (self._last_seq is None or _later(m.event_seq, self._last_seq)):
+            self._last_seq = m.event_seq
         if name == "IDENTITY":
             self.kind = cat.enum_name("unit_kind", m.kind)
             self.caps = m.caps
@@ -119,9 +150,11 @@ class Segmenter:
                 seg.config = dict(self.config)
                 if param == "rng_seed":
                     seg.seed, self.seed = m.value, None
-            elif seg is not None and not self._between:
-                seg.notes.append(f"{param} was set to {m.value} during the recording; a scenario's "
-                                 f"configuration is set once, at its start")
+            elif seg is not None and not self._between:     # mid-piece: a config step at the time it took effect
+                if seg.config_steps and seg.config_steps[-1][0] == f.dev_us:
+                    seg.config_steps[-1][1][param] = m.value
+                else:
+                    seg.config_steps.append((f.dev_us, {param: m.value}))
             return
         if m.KIND != "event" or self.kind is None:
             return
@@ -134,6 +167,11 @@ class Segmenter:
                 self._open(None)
             return
         unit = cat.UNITS[self.kind]
+        seg = self.segments[-1] if self.segments else None
+        if seg is not None and seg.epoch == self._epoch and seg.start_us >= 0 and f.dev_us is not None \
+                and f.dev_us < seg.start_us:
+            self._late(f, unit)
+            return
         if name == "STATE":
             self.state = cat.enum_name(unit.enum_for("STATE", "state"), m.state)
         if self._between:
@@ -146,12 +184,29 @@ class Segmenter:
             self._open(None)
         self.segments[-1].events.append(f)
 
+    def _late(self, f: Frame, unit: cat.UnitDef) -> None:
+        """An event from before the piece in progress began, recovered late (EVENT_RESEND on a faulty line):
+        the race's it came in, when it came before the host reset the unit after that race; the set-up
+        before this piece (a switch put where the race starts) when it came after the last one; anything
+        older, a copy of what was heard long ago, is left out."""
+        for seg in reversed([x for x in self.segments[:-1] if x.epoch == self._epoch]):
+            # by device time, and at the reset's very time by event_seq (the next set-up's edges come after)
+            if seg.end_us is not None and seg.start_us <= f.dev_us <= seg.end_us and not (
+                    seg.end_seq is not None and _later(f.msg.event_seq, seg.end_seq)):
+                seg.events.append(f)
+                if f.msg.NAME == "INPUT_SEEN":
+                    seg.edges.append(edge_of(f, unit))
+                return
+        before = self.segments[-2] if len(self.segments) > 1 and self.segments[-2].epoch == self._epoch else None
+        after_it = before is None or before.end_us is None or f.dev_us > before.end_us or (
+            f.dev_us == before.end_us and before.end_seq is not None and _later(f.msg.event_seq, before.end_seq))
+        if f.msg.NAME == "INPUT_SEEN" and after_it:
+            moved = self._position(f, unit)
+            if moved:
+                self.segments[-1].physical[edge_of(f, unit).input] = moved
+
     def _edge(self, f: Frame, unit: cat.UnitDef) -> None:
-        m = f.msg
-        names = {v: k for k, v in unit.inputs.items()}
-        edge = Edge(f.dev_us, names.get(m.input, str(m.input)), ACTIONS.get(m.action, str(m.action)), m.value,
-                    DISPOSITIONS.get(m.disposition, str(m.disposition)),
-                    ERRORS.get(m.detail) if m.disposition == cat.ENUM_VALUES["disposition"]["refused"] else None)
+        edge = edge_of(f, unit)
         seg = self.segments[-1] if self.segments else None
         if seg is None or (not self._raced and self.state in unit.fresh_states and edge.disposition == "acted"
                            and any(e.msg.NAME == unit.verdict for e in seg.events)):
@@ -188,23 +243,33 @@ class Segmenter:
             seed = empty.seed if seed is None else seed
         seg = Segment(kind=self.kind, start_us=start_us if start_us is not None else -1, config=dict(self.config),
                       seed=seed, physical={**unit.boot_positions, **self.positions},
-                      reference_rng=cat.has_capability(self.caps, "reference_rng"), **about)
+                      reference_rng=cat.has_capability(self.caps, "reference_rng"), epoch=self._epoch, **about)
         self.segments.append(seg)
         return seg
 
 
 def segments_of(records, **known) -> list[Segment]:
-    """The pieces of a whole recording that hold at least one input edge."""
+    """The pieces of a whole recording that hold at least one input edge; of a race the harness ran again
+    (a stimulus it got to the unit too late: nothing was judged), only the try that counted."""
     s = Segmenter(**known)
     for rec in records:
         s.feed(rec)
     out = [seg for seg in s.segments if seg.edges]
+    out = [seg for seg, after in zip(out, out[1:] + [None])
+           if seg.name is None or after is None or (after.name, after.race, after.source) != (seg.name, seg.race,
+                                                                                                seg.source)]
     for seg in out:
         seg.events = in_unit_order(seg.events)
-        seg.edges.sort(key=lambda e: e.t)
+        base = seg.events[0].msg.event_seq if seg.events else 0
+        seg.edges.sort(key=lambda e: (e.t, (e.seq - base + 0x8000) % 0x10000))
         if seg.start_us < 0:
             seg.start_us = seg.edges[0].t - 1000
     return out
+
+
+def _later(seq: int, than: int) -> bool:
+    """Whether event_seq seq comes after than (u16: modulo, within half the range)."""
+    return 0 < (seq - than) & 0xFFFF < 0x8000
 
 
 def in_unit_order(events: list[Frame]) -> list[Frame]:

@@ -41,23 +41,20 @@ def choose_format(fmt: str, console: Console) -> str:
 
 
 def _verdict_text(res: ScenarioResult, sep: str = ", ") -> str:
-    counts: dict[str, int] = {}
-    for r in res.races:
-        for v in r.verdicts[-1:]:
-            k = outcome_text(res.scenario.unit, v)
-            counts[k] = counts.get(k, 0) + 1
+    counts = res.verdict_counts(lambda v: outcome_text(res.scenario.unit, v))
     if not counts:
         return "-"
-    if len(res.races) == 1:
+    if res.race_count() == 1:
         return next(iter(counts)) or "-"
     return sep.join(f"{k} x{n}" for k, n in sorted(counts.items(), key=lambda x: -x[1])[:3])
 
 
 def _reactions(res: ScenarioResult, sep: str = ", ") -> str:
     """A single race's reaction times."""
-    if len(res.races) != 1 or not res.races[0].verdicts:
+    only = res.only_race()
+    if only is None or not only.verdicts:
         return "-"
-    return reaction_text(res.races[0].verdicts[-1], sep) or "-"
+    return reaction_text(only.verdicts[-1], sep) or "-"
 
 
 def _pair(lat: dict, key: str, sep: str = " / ") -> str:
@@ -85,9 +82,8 @@ def scenario_table(results: list[ScenarioResult]) -> Table:
     t.add_column("reaction", no_wrap=True)
     for res in results:
         lat = res.latency_summary()
-        passed = sum(1 for r in res.races if r.status is Outcome.PASS)
-        t.add_row(printable(res.scenario.name), res.scenario.unit, Text(str(res.status), style=STATUS_STYLE[res.status]),
-                  f"{passed}/{len(res.races)}", _verdict_text(res, "\n"), *(_pair(lat, k, "\n") for k in
+        t.add_row(printable(res.scenario.name), res.scenario.unit, Text(res.shown_status, style=STATUS_STYLE[res.status]),
+                  f"{res.passed_count()}/{res.race_count()}", _verdict_text(res, "\n"), *(_pair(lat, k, "\n") for k in
                                                                           ("device_us", "processing_us", "host_us")),
                   _reactions(res, "\n"))
     return t
@@ -138,9 +134,8 @@ def print_table(console: Console, table: Table) -> None:
 def scenario_line(res: ScenarioResult) -> Text:
     """One scenario as one line: status, name, unit and races, verdict, key latency; what went wrong."""
     sc = res.scenario
-    passed = sum(1 for r in res.races if r.status is Outcome.PASS)
-    line = Text.assemble((f"{str(res.status):<10}", STATUS_STYLE[res.status]), printable(sc.name),
-                         f"  [{sc.unit}, {passed}/{len(res.races)} races]")
+    line = Text.assemble((f"{res.shown_status:<10}", STATUS_STYLE[res.status]), printable(sc.name),
+                         f"  [{sc.unit}, {res.passed_count()}/{res.race_count()} races]")
     verdict = _verdict_text(res)
     if verdict != "-":
         line.append(f"  {verdict}")
@@ -269,8 +264,9 @@ def print_summary(console: Console, fmt: str, results: list[ScenarioResult], hea
     print_failures(console, results, rule=fmt == "rich")
     print_budgets(console, results)
     print_rig(console, results)
-    console.print(f"{counts_text(tally(r.status for r in results))}; {sum(len(r.races) for r in results)} races "
-                  f"in {elapsed_text(seconds)}", soft_wrap=True)
+    flaky = sum(r.flaky for r in results)
+    console.print(f"{counts_text(tally(r.status for r in results))}{f' ({flaky} flaky)' if flaky else ''}; "
+                  f"{sum(r.race_count() for r in results)} races in {elapsed_text(seconds)}", soft_wrap=True)
 
 
 HEALTH_FIELDS = ("frames_rx", "frames_tx", "bytes_dropped", "crc_errors", "bad_frames", "frames_missed",
@@ -289,7 +285,7 @@ def print_failures(console: Console, results: list[ScenarioResult], rule: bool =
         if res.status is Outcome.PASS:
             continue
         head, *rest = failure_lines(res)
-        title = printable(f"{res.scenario.name} ({res.scenario.file}:{res.scenario.line}) on {res.device}: {res.status}")
+        title = printable(f"{res.scenario.name} ({res.scenario.file}:{res.scenario.line}) on {res.device}: {res.shown_status}")
         if rule:
             console.rule(Text(title, style="bold"))
         else:

@@ -10,10 +10,9 @@ import re
 from datetime import datetime, timezone
 
 from unohil.harness.report.junit import xml_text
-from unohil.harness.report.timeline import CONSOLE, EVENTS, INPUTS, LANES, LIGHTS, STATE, TIMES, Timeline, race_timeline
-from unohil.harness.report.units import human_us
+from unohil.harness.report.timeline import CONSOLE, EVENTS, INPUTS, LANES, LIGHTS, RIG, STATE, TIMES, Timeline, race_timeline
+from unohil.harness.text import duration_rounded
 from unohil.harness.report.verdicts import outcome_text
-from unohil.protocol import catalogue as cat
 
 #: The latency figures drawn as histograms (results file `latency` keys), with what each measures
 LATENCIES = {"device_us": "verdict - decisive input, device clock",
@@ -21,13 +20,18 @@ LATENCIES = {"device_us": "verdict - decisive input, device clock",
              "host_us": "verdict's arrival - decisive input, host clock"}
 TIMELINES_PER_SCENARIO = 6      # every race that did not pass is drawn; passing ones up to this many
 BINS = 24
+# A histogram of fewer samples than this says nothing a short table does not say better (and a page of
+# one-sample histograms pushes the failures below the fold): below it, the figures are a table
+HISTOGRAM_MIN = 20
+# the order of the scenarios on the page: what went wrong first, then what passed, then what did not run
+_ORDER = {"fail": 0, "error": 0, "link-error": 0, "reset": 0, "interrupted": 1, "pass": 2, "skip": 3}
 
 CSS = """
 body{font:14px/1.4 system-ui,sans-serif;margin:0 2em 3em;color:#222}
 h1{margin:.6em 0 .2em} h2{margin-top:1.6em;border-bottom:1px solid #ccc}
 table{border-collapse:collapse} td,th{padding:2px 10px;text-align:left;border-bottom:1px solid #eee}
 .n{text-align:right;font-variant-numeric:tabular-nums}
-.pass{color:#17803d}.fail,.error,.link-error,.reset{color:#c62828}.skip{color:#a36b00}
+.pass{color:#17803d}.fail,.error,.link-error,.reset{color:#c62828}.skip{color:#a36b00}.flaky{color:#8e24aa}
 details.scenario{border:1px solid #ddd;border-radius:4px;margin:4px 0;padding:2px 8px}
 details.scenario>summary{cursor:pointer} details.scenario[data-status=pass]{border-color:#e4efe6}
 pre.diff{background:#fafafa;padding:6px;overflow-x:auto} .del{color:#c62828}.ins{color:#17803d}
@@ -51,7 +55,8 @@ document.body.dataset.ready = document.querySelectorAll("details.scenario").leng
 """
 
 COLOURS = {"event": "#1565c0", "verdict": "#c62828", "press": "#2e7d32", "release": "#9e9e9e",
-           "refused": "#ef6c00", "time": "#6a1b9a", "console": "#546e7a"}
+           "refused": "#ef6c00", "time": "#6a1b9a", "expected": "#ef6c00", "rig": "#00838f",
+           "console": "#546e7a"}
 PALETTE = ("#90caf9", "#a5d6a7", "#ffe082", "#ef9a9a", "#ce93d8", "#80cbc4", "#ffcc80", "#b0bec5")
 
 
@@ -72,8 +77,70 @@ def _axis(x, lo: float, hi: float, y: int, height: int) -> list[str]:
     while t <= hi:
         if t >= lo:
             out.append(f'<line x1="{x(t):.1f}" x2="{x(t):.1f}" y1="{y}" y2="{y + height}" stroke="#eee"/>'
-                       f'<text x="{x(t):.1f}" y="{y + height + 12}" text-anchor="middle">{e(human_us(t))}</text>')
+                       f'<text x="{x(t):.1f}" y="{y + height + 12}" text-anchor="middle">{e(duration_rounded(t))}</text>')
         t += step
+    return out
+
+
+GAP_PX = 46             # the width a compressed quiet stretch of a timeline is drawn at
+GAP_SHARE = 0.2         # a stretch with nothing happening longer than this share of the race is compressed
+GAP_MIN_US = 50_000     # ... and longer than this
+
+
+def time_scale(times: list[int], end: float, left: float, width: float, window_us: int | None = None):
+    """x(t) over [0, end] with long stretches drawn GAP_PX wide, so the decisive window (the presses, the
+    verdict, its times) gets the width a countdown would take: every quiet stretch (no mark, span edge or
+    event in it) longer than GAP_SHARE of the race and GAP_MIN_US, and, given window_us (where the decisive
+    window starts: the verdict's earliest device time), what lies before it from the first thing after the
+    race start (a countdown, beeps and all). Returns x and the compressed stretches [(start, end)]."""
+    points = sorted({0, *(t for t in times if 0 <= t <= end), int(end)})
+    longer = max(GAP_SHARE * end, GAP_MIN_US)
+    gaps = [(a, b) for a, b in zip(points, points[1:]) if b - a > longer]
+    if window_us is not None:
+        start = next((t for t in points if t > 0), 0)
+        stop = window_us - max(0.1 * (end - window_us), 1000)
+        if stop - start > longer:
+            gaps.append((start, int(stop)))
+    merged: list[tuple[int, int]] = []
+    for a, b in sorted(gaps):
+        if merged and a <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(b, merged[-1][1]))
+        else:
+            merged.append((a, b))
+    gaps = merged
+    kept = end - sum(b - a for a, b in gaps)
+    per_us = (width - GAP_PX * len(gaps)) / max(kept, 1)
+
+    def x(t: float) -> float:
+        pos, done = left, 0.0
+        for a, b in gaps:
+            if t <= a:
+                break
+            if t < b:
+                return pos + (a - done) * per_us + (t - a) / (b - a) * GAP_PX
+            pos += (a - done) * per_us + GAP_PX
+            done = b
+        return pos + (t - done) * per_us
+    return x, gaps
+
+
+def _gap_marks(x, gaps: list[tuple[int, int]], y: int, height: int) -> list[str]:
+    out = []
+    for a, b in gaps:
+        out.append(f'<g class="gap" data-gap-us="{b - a}"><rect x="{x(a):.1f}" y="{y}" width="{x(b) - x(a):.1f}" '
+                   f'height="{height}" fill="#f0f0f0"/><text x="{(x(a) + x(b)) / 2:.1f}" '
+                   f'y="{y - 2}" text-anchor="middle">{e(duration_rounded(b - a))} drawn short</text>'
+                   f'<title>{e(duration_rounded(b - a))} drawn short (each mark in it says its time)</title></g>')
+    return out
+
+
+def _scaled_axis(x, gaps, end: float, y: int, height: int) -> list[str]:
+    """Ticks over the stretches drawn to scale (none inside a compressed one)."""
+    out, lo = [], 0.0
+    for a, b in gaps + [(end, end)]:
+        if x(a) - x(lo) >= 80:     # a stretch too narrow for its own ticks is read off its neighbours
+            out += _axis(x, lo, a, y, height)
+        lo = b
     return out
 
 
@@ -82,16 +149,23 @@ def timeline_svg(tl: Timeline, title: str) -> str:
     lanes: list[tuple[str, str]] = [(STATE, "state")]
     lanes += [(INPUTS, "inputs")] + [(LIGHTS, r) for r in tl.rows(LIGHTS)]
     lanes += [(EVENTS, "events")] + [(EVENTS, r) for r in tl.rows(EVENTS)] + [(TIMES, "verdict times")]
-    lanes += [(CONSOLE, "console")] if any(m.lane == CONSOLE for m in tl.marks) else []
+    if any(m.lane == RIG for m in tl.marks):
+        lanes.append((RIG, "rig"))
+    if any(m.lane == CONSOLE for m in tl.marks):
+        lanes.append((CONSOLE, "console"))
     row_y = {lane: 18 + i * row_h for i, lane in enumerate(lanes)}
     height = 18 + len(lanes) * row_h
     end = max(tl.end_us * 1.05, 1)     # room for the labels of the last marks
+    times = [m.t_us for m in tl.marks] + [t for s in tl.spans for t in (s.start_us, s.end_us)]
+    window = min((m.t_us for m in tl.marks if m.lane == TIMES), default=None)
+    x, gaps = time_scale(times, end, left, width, window)
 
-    def x(t):
-        return left + (t / end) * width
+    def squeezed(t: int) -> bool:
+        return any(a < t < b for a, b in gaps)
     parts = [f'<svg class="timeline" data-kind="{e(tl.kind)}" width="{left + width + 20}" height="{height + 20}" '
              f'role="img" aria-label="{e(title)}">']
-    parts += _axis(x, 0, end, 14, height - 14)
+    parts += _scaled_axis(x, gaps, end, 14, height - 14)
+    parts += _gap_marks(x, gaps, 14, height - 14)
     for (lane, row), y in row_y.items():
         label = row if lane != LIGHTS else f"light {row}"
         parts.append(f'<text x="4" y="{y + 14}" class="lane">{e(label)}</text>')
@@ -102,19 +176,21 @@ def timeline_svg(tl: Timeline, title: str) -> str:
         w = max(x(s.end_us) - x(s.start_us), 1.5)
         stroke = ' stroke="#5c6bc0"' if not s.value else ""
         parts.append(f'<rect class="span" x="{x(s.start_us):.1f}" y="{y + 3}" width="{w:.1f}" height="{row_h - 6}" '
-                     f'fill="{colour}"{stroke}><title>{e(s.label)}: {e(human_us(s.start_us))} to '
-                     f'{e(human_us(s.end_us))}</title></rect>')
+                     f'fill="{colour}"{stroke}><title>{e(s.label)}: {e(duration_rounded(s.start_us))} to '
+                     f'{e(duration_rounded(s.end_us))}</title></rect>')
         if s.value and w > 8 * len(s.value):
             parts.append(f'<text x="{x(s.start_us) + 3:.1f}" y="{y + 15}">{e(s.value)}</text>')
     lane_row = {INPUTS: (INPUTS, "inputs"), EVENTS: (EVENTS, "events"), TIMES: (TIMES, "verdict times"),
-                CONSOLE: (CONSOLE, "console")}
+                RIG: (RIG, "rig"), CONSOLE: (CONSOLE, "console")}
     for i, m in enumerate(sorted(tl.marks, key=lambda m: m.t_us)):
         y = row_y[lane_row[m.lane]]
         c = COLOURS[m.kind]
         parts.append(f'<g class="mark {e(m.kind)}"><line x1="{x(m.t_us):.1f}" x2="{x(m.t_us):.1f}" y1="{y + 2}" '
-                     f'y2="{y + row_h - 2}" stroke="{c}" stroke-width="{3 if m.kind == "verdict" else 2}"/>'
-                     f'<text x="{x(m.t_us) + 3:.1f}" y="{y + 8 + (i % 2) * 9}" fill="{c}">{e(m.label)}</text>'
-                     f'<title>{e(human_us(m.t_us))} ({m.t_us} us): {e(m.detail or m.label)}</title></g>')
+                     f'y2="{y + row_h - 2}" stroke="{c}" stroke-width="{3 if m.kind == "verdict" else 2}"'
+                     + (' stroke-dasharray="3 2"/>' if m.kind == "expected" else "/>")
+                     + ("" if squeezed(m.t_us) else       # a label in a compressed stretch would only overlap the others
+                        f'<text x="{x(m.t_us) + 3:.1f}" y="{y + 8 + (i % 2) * 9}" fill="{c}">{e(m.label)}</text>')
+                     + f'<title>{e(duration_rounded(m.t_us))} ({m.t_us} us): {e(m.detail or m.label)}</title></g>')
     parts.append("</svg>")
     return "".join(parts)
 
@@ -135,10 +211,10 @@ def histogram_svg(values: list[int], title: str) -> str:
         bh = (n / top) * (h - 20) if top else 0
         a, b = lo + i * width_us, lo + (i + 1) * width_us
         parts.append(f'<rect x="{left + i * bar:.1f}" y="{h - bh + 0:.1f}" width="{bar - 1:.1f}" height="{bh:.1f}" '
-                     f'fill="#5c6bc0"><title>{e(human_us(round(a)))} to {e(human_us(round(b)))}: {n}</title></rect>')
+                     f'fill="#5c6bc0"><title>{e(duration_rounded(round(a)))} to {e(duration_rounded(round(b)))}: {n}</title></rect>')
     parts.append(f'<line x1="{left}" x2="{left + w}" y1="{h}" y2="{h}" stroke="#999"/>'
-                 f'<text x="{left}" y="{h + 14}">{e(human_us(lo))}</text>'
-                 f'<text x="{left + w}" y="{h + 14}" text-anchor="end">{e(human_us(hi))}</text></svg>')
+                 f'<text x="{left}" y="{h + 14}">{e(duration_rounded(lo))}</text>'
+                 f'<text x="{left + w}" y="{h + 14}" text-anchor="end">{e(duration_rounded(hi))}</text></svg>')
     return "".join(parts)
 
 
@@ -147,26 +223,42 @@ def _pct(vals: list, p: float):
 
 
 def _latency_section(doc: dict) -> list[str]:
+    """A histogram per figure and unit kind backed by HISTOGRAM_MIN races or more; the others in one table."""
     out = ['<section id="latency"><h2>Latency</h2>']
-    drawn = 0
+    few = []
     kinds = sorted({s["unit"] for s in doc["scenarios"]})
     for key, what in LATENCIES.items():
         for kind in kinds:
             vals = sorted(r["latency"][key] for s in doc["scenarios"] if s["unit"] == kind
-                          for r in s["results"] if r.get("latency", {}).get(key) is not None)
+                          for r in s["results"] if (r.get("latency") or {}).get(key) is not None)
             if not vals:
                 continue
-            drawn += 1
+            if len(vals) < HISTOGRAM_MIN:
+                few.append(f'<tr data-latency="{e(key)}" data-kind="{e(kind)}"><td>{e(kind)}</td><td>{e(key)}</td>'
+                           f'<td class="n">{len(vals)}</td><td class="n">{e(duration_rounded(vals[0]))}</td>'
+                           f'<td class="n">{e(duration_rounded(_pct(vals, 50)))}</td><td class="n">{e(duration_rounded(vals[-1]))}</td>'
+                           f'<td class="muted">{e(what)}</td></tr>')
+                continue
             out.append(f'<figure data-latency="{e(key)}" data-kind="{e(kind)}">'
                        + histogram_svg(vals, f"{kind} {key}: {what}")
-                       + f'<figcaption>{len(vals)} races; median {e(human_us(_pct(vals, 50)))}, '
-                       + (f'p99 {e(human_us(_pct(vals, 99)))}' if len(vals) >= 100 else
-                          f'max {e(human_us(vals[-1]))} (too few races for a p99)')
+                       + f'<figcaption>{len(vals)} races; median {e(duration_rounded(_pct(vals, 50)))}, '
+                       + (f'p99 {e(duration_rounded(_pct(vals, 99)))}' if len(vals) >= 100 else
+                          f'max {e(duration_rounded(vals[-1]))} (too few races for a p99)')
                        + '</figcaption></figure>')
-    if not drawn:
+    if few:
+        out.append(f'<table class="few-samples"><tr><th>kind</th><th>figure</th><th>races</th><th>min</th>'
+                   f'<th>median</th><th>max</th><th>(fewer than {HISTOGRAM_MIN} races: no histogram)</th></tr>'
+                   + "".join(few) + "</table>")
+    if len(out) == 1:
         out.append('<p class="muted">no race measured a latency</p>')
     out.append("</section>")
     return out
+
+
+def failures_first(scenarios: list[dict]) -> list[tuple[int, dict]]:
+    """The scenarios in the page's order, with their place in the file: failures first, then passes, then skips
+    (each group in file order)."""
+    return sorted(enumerate(scenarios), key=lambda item: _ORDER.get(str(item[1]["status"]), 0))
 
 
 _EXPECTED = re.compile(r"^(?P<what>.*?): expected (?P<want>.*), got (?P<got>.*)$")
@@ -194,9 +286,10 @@ def _verdict_line(race: dict, kind: str) -> str:
 def _scenario(i: int, s: dict) -> list[str]:
     races = s["results"]
     passed = sum(1 for r in races if r["status"] == "pass")
+    shown = "flaky" if s.get("flaky") else s["status"]
     out = [f'<details class="scenario" id="scenario-{i}" data-status="{e(s["status"])}"'
-           f'{" open" if s["status"] not in ("pass", "skip") else ""}>'
-           f'<summary><b class="{e(s["status"])}">{e(s["status"])}</b> {e(s["name"])} '
+           f'{" data-flaky" if s.get("flaky") else ""}{" open" if s["status"] not in ("pass", "skip") else ""}>'
+           f'<summary><b class="{e(shown)}">{e(shown)}</b> {e(s["name"])} '
            f'<span class="muted">{e(s["unit"])}, {passed}/{len(races)} races, {e(s["file"])}:{s["line"]}</span>'
            f'</summary>']
     if s.get("error"):
@@ -213,6 +306,9 @@ def _scenario(i: int, s: dict) -> list[str]:
             out.append(f'<p class="error">{e(r["error"])}</p>')
         if r.get("failures"):
             out.append(diff_html(r["failures"]))
+        if (r.get("rig") or {}).get("worst"):
+            out.append('<p class="rig-view">the rig saw: ' + e(", ".join(
+                f"{k} {v} us" for k, v in r["rig"]["worst"].items() if v is not None)) + " (worst of the race)</p>")
         if r.get("events"):
             out.append(timeline_svg(race_timeline(r, s["unit"]), f'{s["name"]} race {r["index"]}'))
         else:
@@ -233,9 +329,9 @@ def report_html(doc: dict, source: str = "") -> str:
            f'<style>{CSS}</style></head><body data-schema="{e(doc.get("schema"))}">',
            f'<script>{CATCH_ERRORS}</script>',
            f'<h1>unohil report</h1><p class="muted">{e(source)} &middot; started {e(started)}, took '
-           f'{e(human_us(round(doc.get("duration_s", 0) * 1e6)))}</p>',
+           f'{e(duration_rounded(round(doc.get("duration_s", 0) * 1e6)))}</p>',
            '<section id="summary"><h2>Summary</h2><table>']
-    for key in ("scenarios", "passed", "failed", "link_error", "error", "skipped", "races"):
+    for key in ("scenarios", "passed", "failed", "flaky", "link_error", "error", "skipped", "races"):
         out.append(f'<tr><th>{key}</th><td class="n {key[:4] if key != "passed" else "pass"}" data-count="{key}">'
                    f'{e(summary.get(key, 0))}</td></tr>')
     out.append('</table><h3>Units</h3><table><tr><th>url</th><th>kind</th><th>firmware</th><th>serial</th>'
@@ -253,7 +349,7 @@ def report_html(doc: dict, source: str = "") -> str:
     out.append(f'<p class="muted">Timelines: device time from each race start; lanes {e(lanes)}; '
                'marks are the unit kind\'s anchors and verdict (catalogue), its inputs, and the device times '
                'the verdict carries; spans are the unit\'s states, lights and timers.</p>')
-    for i, s in enumerate(doc.get("scenarios", [])):
+    for i, s in failures_first(doc.get("scenarios", [])):
         out += _scenario(i, s)
     out.append("</section>")
     out.append(f'<script type="application/json" id="results-summary">'
@@ -276,9 +372,9 @@ def bench_html(doc: dict, source: str = "") -> str:
     def figure(vals: list, title: str, key: str, kind: str) -> str:
         vals = sorted(vals)
         return (f'<figure data-latency="{e(key)}" data-kind="{e(kind)}">' + histogram_svg(vals, title)
-                + f'<figcaption>{len(vals)} samples; median {e(human_us(_pct(vals, 50)))}, '
-                + (f'p99 {e(human_us(_pct(vals, 99)))}' if len(vals) >= 100 else
-                   f'max {e(human_us(vals[-1]))} (too few samples for a p99)') + '</figcaption></figure>')
+                + f'<figcaption>{len(vals)} samples; median {e(duration_rounded(_pct(vals, 50)))}, '
+                + (f'p99 {e(duration_rounded(_pct(vals, 99)))}' if len(vals) >= 100 else
+                   f'max {e(duration_rounded(vals[-1]))} (too few samples for a p99)') + '</figcaption></figure>')
 
     for kind, unit in doc.get("units", {}).items():
         spread = ", ".join(f"{k} {v}" for k, v in unit.get("outcomes", {}).items())

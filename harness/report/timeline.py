@@ -8,12 +8,13 @@ card); STATE events give the unit's state over time (a Flash turn and buzzer win
 burst), LIGHT events each light's mode, INPUT_SEEN events each input (a press, a release, refused)."""
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from unohil.protocol import catalogue as cat
 
-STATE, LIGHTS, INPUTS, EVENTS, TIMES = "state", "lights", "inputs", "events", "verdict times"
-LANES = (STATE, INPUTS, LIGHTS, EVENTS, TIMES)
+STATE, LIGHTS, INPUTS, EVENTS, TIMES, RIG = "state", "lights", "inputs", "events", "verdict times", "rig"
+LANES = (STATE, INPUTS, LIGHTS, EVENTS, TIMES, RIG)     # rig: rig mode's races only
 CONSOLE = "console"             # the unit's debug text, where it has any (drawn only then)
 
 
@@ -22,7 +23,7 @@ class Mark:
     t_us: int
     lane: str
     label: str
-    kind: str = "event"         # event, verdict, press, release, refused, time
+    kind: str = "event"         # event, verdict, press, release, refused, time, expected, rig
     detail: str = ""
 
 
@@ -78,6 +79,38 @@ def _segments(lane: str, row: str, changes: list[tuple[int, str]], end_us: int, 
     return spans
 
 
+# a failed check of a verdict's device time: "verdict[0].press_a_us: expected green + 170000, got 2181000 us from
+# the start (+10000 us)" (run/judge.py)
+_TIME_FAILURE = re.compile(r"^verdict\[\d+\]\.(?P<field>\w+): expected (?P<want>.+), got (?P<got>-?\d+) us from the "
+                           r"start \((?P<off>[+-]\d+) us\)$")
+
+
+def expected_marks(race: dict, unit: cat.UnitDef) -> list[Mark]:
+    """Where a failed check of a verdict's device time wanted it: beside the time the unit gave."""
+    out = []
+    for line in race.get("failures") or []:
+        m = _TIME_FAILURE.match(line)
+        if m and m["field"] in unit.time_fields:
+            t = int(m["got"]) - int(m["off"])
+            out.append(Mark(t, TIMES, f"expected {m['field']}", "expected",
+                            f"{m['field']} expected {m['want']} = {t} us; the unit gave {m['got']} us ({m['off']} us)"))
+    return out
+
+
+def rig_marks(view: dict | None) -> list[Mark]:
+    """Rig mode: the race as its rig saw it (harness/rig/views.py), in unit time from the race start: each
+    edge it drove, and each output edge it watched, beside the unit's own stamps."""
+    if not view:
+        return []
+    out = [Mark(p["rig_us"], RIG, f"{p['action']} {p['input']}", "rig",
+                f"driven at {p['rig_us']} us; the unit stamped {p.get('unit_us')} us (error "
+                f"{p.get('timestamp_error_us')} us)") for p in view.get("presses", []) if p.get("rig_us") is not None]
+    out += [Mark(o["rig_us"], RIG, f"{o['output']} {o.get('edge', '')}".strip(), "rig",
+                 f"{o['output']} seen at {o['rig_us']} us, {o.get('decision_to_output_us')} us after the decision")
+            for o in view.get("outputs", []) if o.get("rig_us") is not None]
+    return out
+
+
 def race_timeline(race: dict, kind: str) -> Timeline:
     """race: a race of the results file (its `events`, device us from the race start, and `verdicts`)."""
     unit = cat.UNITS[kind]
@@ -112,6 +145,7 @@ def race_timeline(race: dict, kind: str) -> Timeline:
             starts = [p["t_us"] for p in events[:i] if any(_matches(a, p, unit) for a in rule.after)]
             if starts:
                 tl.spans.append(Span(EVENTS, "timers", max(starts), t, f"{name}: {rule.delay.text}"))
+    tl.marks += expected_marks(race, unit) + rig_marks(race.get("rig"))
     for line in race.get("console") or []:
         # device time through the clock sync, from the host's stamp of the read: after the race started only
         if line.get("dev_us") is not None and line["dev_us"] >= 0:

@@ -35,6 +35,10 @@ class NotMeasured(HarnessError):
     otherwise than in a decided press."""
 
 
+class Stopped(Exception):
+    """The measurement was asked to stop (a signal) between two races; what it finished is in its `into`."""
+
+
 @dataclass
 class Sweep:
     offsets: list[int]
@@ -53,11 +57,16 @@ def _area(offsets: list[int], means: list[float]) -> float:
     return offsets[0] + step * sum(1.0 - p for p in means) - step / 2
 
 
-def _sweep(run, offsets, trials: int) -> Sweep:
+def _sweep(run, offsets, trials: int, stop=None, cut: dict | None = None) -> Sweep:
+    """cut: told how far the sweep got, for a measurement stopped in it."""
     scores = []
     for d in offsets:
         row = []
         for _ in range(trials):
+            if stop is not None and stop():
+                if cut is not None:
+                    cut.update(offsets_done=len(scores), of=len(list(offsets)))
+                raise Stopped()
             outcome = run(d)
             if outcome not in SCORE:
                 raise NotMeasured(f"a fairness race at offset {d} us ended {outcome!r}, not in a decided press")
@@ -94,9 +103,10 @@ def _interval(sw: Sweep, estimate, rng: random.Random) -> tuple[float, float]:
 
 def measure(s: RigSession, *, range_us: int = 2000, coarse_trials: int = 3, fine_points: int = 25,
             fine_trials: int = 6, tie_trials: int = 2, seed: int = 1, seats: tuple[str, str] | None = None,
-            tie: bool = True) -> dict:
+            tie: bool = True, stop=None, into: dict | None = None) -> dict:
     """Side skew (with its 95% interval) between two seats (the kind's by default: A first) and, with tie, the
-    unit's tie window, from outside."""
+    unit's tie window, from outside. stop: asked between races, a true answer raises Stopped; into: the
+    dict each sweep's figures go in as it finishes, and "cut": the sweep in progress and how far it got."""
     setup, race, tie_param, default_seats = FAIR_RACES[s.kind]
     seats = seats or default_seats
     rng = random.Random(seed)
@@ -107,43 +117,59 @@ def measure(s: RigSession, *, range_us: int = 2000, coarse_trials: int = 3, fine
         races[0] += 1
         return race(s, d, rng, seats).outcome
 
+    out = into if into is not None else {}
+    out.update(kind=s.kind, seats=list(seats), tie_param=tie_param, tie_setting_us=own_tie, races=0)
+
+    def sweep(name: str, run_one, offsets, trials: int) -> Sweep:
+        out["cut"] = {"sweep": name}
+        try:
+            return _sweep(run_one, offsets, trials, stop, out["cut"])
+        except Stopped:
+            setup(s, own_tie)
+            raise
+        finally:
+            out["races"] = races[0]
+
     setup(s, 1)
-    coarse = _sweep(run, range(-range_us, range_us + 1, max(1, range_us // 8)), coarse_trials)
+    coarse = sweep("coarse", run, range(-range_us, range_us + 1, max(1, range_us // 8)), coarse_trials)
+    out["coarse"] = {"offsets": coarse.offsets, "p_a": coarse.means}
     bracket = _bracket(coarse)
     if bracket is None:
         setup(s, own_tie)
         raise NotMeasured(f"the verdict does not flip between offsets -{range_us} and +{range_us} us "
                           f"(A's share {coarse.means[0]:.2f} .. {coarse.means[-1]:.2f}): give a larger --range")
-    fine = _sweep(run, _grid(*bracket, fine_points, 1), fine_trials)
+    fine = sweep("fine", run, _grid(*bracket, fine_points, 1), fine_trials)
     flip = _area(fine.offsets, fine.means)
     lo, hi = _interval(fine, _area, rng)
     setup(s, own_tie)
-    out = {
-        "kind": s.kind, "seats": list(seats), "flip_us": flip, "skew_toward_a_us": 0.0 - flip,
-        "interval_us": [-hi, -lo], "tie_param": tie_param, "tie_setting_us": own_tie,
-        "coarse": {"offsets": coarse.offsets, "p_a": coarse.means},
-        "fine": {"offsets": fine.offsets, "p_a": fine.means},
-    }
+    out.update({"flip_us": flip, "skew_toward_a_us": 0.0 - flip, "interval_us": [-hi, -lo],
+                "fine": {"offsets": fine.offsets, "p_a": fine.means}})
     if tie:
         tie_grid = _grid(round(flip) - 2 * own_tie, round(flip) + 2 * own_tie, 2 * fine_points, 1)
-        ties = _sweep(lambda d: "a" if run(d) == "tie" else "b", tie_grid, tie_trials)   # 1 = a tie
+        ties = sweep("tie", lambda d: "a" if run(d) == "tie" else "b", tie_grid, tie_trials)   # 1 = a tie
         step = tie_grid[1] - tie_grid[0]
         out.update(tie_window_us=step * sum(ties.means) / 2, tie_step_us=step)
+    del out["cut"]
     out["races"] = races[0]
     return out
 
 
-def measure_seats(s: RigSession, reference: str = "player_0", **kw) -> dict:
+def measure_seats(s: RigSession, reference: str = "player_0", into: dict | None = None, **kw) -> dict:
     """Every seat of a Flash base against the reference seat: each seat's skew toward the reference (how much
-    earlier it must press to be judged level) with its 95% interval; differs: the interval excludes 0."""
+    earlier it must press to be judged level) with its 95% interval; differs: the interval excludes 0.
+    into: the dict the finished seats go in as each finishes ("cut": the seat in progress, when stopped)."""
     seats = seat_names()[:s.unit.identity.players]
     if len(seats) < 3:
         raise NotMeasured(f"a Flash base of {len(seats)} players has no race between two opponents (it needs 3)")
     if reference not in seats:
         raise NotMeasured(f"the reference seat {reference!r} is not one of this base's: {', '.join(seats)}")
-    out = {"kind": s.kind, "reference": reference, "seats": [], "races": 0}
+    out = into if into is not None else {}
+    out.update({"kind": s.kind, "reference": reference, "seats": [], "races": 0})
     for seat in (x for x in seats if x != reference):
-        r = measure(s, seats=(reference, seat), tie="tie_window_us" not in out, **kw)
+        part: dict = {}
+        out["cut"] = {"seat": seat, "so_far": part}
+        r = measure(s, seats=(reference, seat), tie="tie_window_us" not in out, into=part, **kw)
+        del out["cut"]
         lo, hi = r["interval_us"]
         out["seats"].append({"seat": seat, "skew_toward_reference_us": r["skew_toward_a_us"], "interval_us": [lo, hi],
                              "differs": lo > 0 or hi < 0, "races": r["races"]})

@@ -15,9 +15,9 @@ from unohil.protocol.catalogue import NONE_I32
 
 from unohil.harness.rig.session import AHEAD_US, RigSession
 
-SIDE = {v: k for k, v in cat.ENUM_VALUES["side"].items()}
-SD_REASON = {v: k for k, v in cat.ENUM_VALUES["showdown_reason"].items()}
-FL_REASON = {v: k for k, v in cat.ENUM_VALUES["flash_buzzer_reason"].items()}
+SIDE = cat.ENUM_NAMES["side"]
+SD_REASON = cat.ENUM_NAMES["showdown_reason"]
+FL_REASON = cat.ENUM_NAMES["flash_buzzer_reason"]
 PHASE_US = 10_000           # presses land at a random moment of this span: anywhere in a poll cycle
 REACT_US = 200_000          # the first press this long after what it answers (green, BUZZER)
 

@@ -16,7 +16,7 @@ clock; within both estimates' uncertainty on a bench):
              or the verdict if that event came with it or later)
 
 A figure's worst in a race is the value farthest from zero. An expectation `expect: {rig: {FIGURE:
-MATCHER}}` holds every value of FIGURE in the race to the matcher (harness/scenarios/load.py: the figures
+MATCHER}}` holds every value of FIGURE in the race to the matcher (harness/scenarios/validation/expectations.py: the figures
 a unit kind has, from its reference wiring).
 """
 from __future__ import annotations
@@ -31,7 +31,7 @@ from unohil.harness.scenarios.model import Expectation
 from unohil.harness.scenarios import expr
 
 ORIGIN = cat.ENUM_VALUES["rig_origin"]
-ACTION_NAMES = {v: k for k, v in cat.ENUM_VALUES["action"].items()}
+ACTION_NAMES = cat.ENUM_NAMES["action"]
 #: the unit's events that switch an output: event -> (rig_signal of the line watching it, the field naming it)
 OUTPUT_EVENTS = {b.event: (signal, b.field) for signal, b in cat.RIG.switched_by.items()}
 #: what a verdict's reaction times count from: its time field -> what the rig sees of it (signal, name).

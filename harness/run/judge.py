@@ -47,6 +47,7 @@ def judge(sc: Scenario, env: dict, race, events: list[Frame], scheduled: list[tu
     fails.extend(early_timers(events, unit, {k: min(c[k] for c in runs) for k in runs[0]}))
     fails.extend(early_verdicts(verdict_frames, unit))
     fails.extend(inconsistent_verdicts(verdict_frames, unit))
+    fails.extend(followers_before_verdicts(events, unit))
     for step, inp, edge, at in scheduled:
         if step.expect is None:
             continue
@@ -195,6 +196,33 @@ def early_verdicts(verdicts: list[Frame], unit) -> list[str]:
         if k is not None and devtime.diff(v.time_us, k) < 0:
             out.append(f"{unit.verdict} produced {-devtime.diff(v.time_us, k)} us before its knowable_us: a verdict "
                        f"is never earlier than the rules allow (SPEC 3.1)")
+    return out
+
+
+#: The events a verdict brings in the work that produced it (SPEC PR-7): they carry its header time.
+VERDICT_FOLLOWERS = frozenset({"STATE", "LIGHT", "SOUND", "LA_EMPTY", "FL_PENALTY"})
+
+
+def followers_before_verdicts(events: list[Frame], unit) -> list[str]:
+    """PR-7: the events that follow a verdict in the same work carry the verdict's header time, its
+    production time; one stamped before it carries the timer's scheduled time instead, the reading PR-7
+    rules out. The work ends at its STATE (the last event of every verdict's row in SPEC 7-9) or at an
+    event of another kind: an input's own events that come next (an input at a deadline's instant,
+    SPEC 4.8) carry the input's time."""
+    out = []
+    for i, v in enumerate(events):
+        if v.msg.NAME != unit.verdict:
+            continue
+        for f in events[i + 1:]:
+            if f.msg.NAME not in VERDICT_FOLLOWERS:
+                break
+            if f.dev_us < v.dev_us:
+                out.append(f"{f.msg.NAME} after {unit.verdict} stamped {v.dev_us - f.dev_us} us before it: the events "
+                           f"a verdict brings carry the verdict's header time, not the timer's scheduled time "
+                           f"(SPEC PR-7)")
+                break
+            if f.msg.NAME == "STATE":
+                break
     return out
 
 

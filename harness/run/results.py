@@ -1,7 +1,7 @@
 """What a run found: a RaceResult per race, a ScenarioResult per scenario on one device."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from unohil.harness.outcome import Outcome, Record
@@ -25,6 +25,9 @@ class RaceResult:
     error: str = ""
     late: str | None = None           # a stimulus the host got to the unit too late (LateStimulus)
     reruns: list[str] = field(default_factory=list)    # why earlier tries of this race were run again
+    # --rerun-failed: the status of each try after this failed one (a pass among them: the race is flaky; its
+    # own status stays fail, so a verdict is never retried into a pass)
+    retries: list[str] = field(default_factory=list)
     rig: dict | None = None           # rig mode: the rig's view of the race (harness/rig/views.py)
     serial: int | None = None         # the unit it ran on (IDENTITY serial and boot id; None: none answered)
     boot_id: int | None = None
@@ -33,6 +36,11 @@ class RaceResult:
     # the unit's debug console during the race: {"dev_us" (from the race start, through the clock sync),
     # "host_us", "text"}
     console: list[dict] = field(default_factory=list, repr=False)
+
+    @property
+    def flaky(self) -> bool:
+        """Failed, then passed when run again."""
+        return self.status is Outcome.FAIL and "pass" in self.retries
 
     @property
     def events(self) -> list[dict]:
@@ -48,6 +56,9 @@ class RaceResult:
              "serial": self.serial, "boot_id": self.boot_id}
         if self.reruns:
             d["reruns"] = self.reruns
+        if self.retries:
+            d["retries"] = self.retries
+            d["flaky"] = self.flaky
         if self.rig is not None:
             d["rig"] = self.rig
         if self.console:
@@ -68,9 +79,59 @@ class ScenarioResult:
     wall_s: float = 0.0
     error: str = ""
     applicable: bool = True     # False: skipped because it is written for another variant of unit
+    # set by kept(): the races were written out (run/result_store.py) and only those that did not pass
+    # are still in `races`; what the reports need of all of them is here
+    summary: RacesSummary | None = field(default=None, repr=False)
+
+    def race_count(self) -> int:
+        return self.summary.races if self.summary is not None else len(self.races)
+
+    def passed_count(self) -> int:
+        if self.summary is not None:
+            return self.summary.passed
+        return sum(1 for r in self.races if r.status is Outcome.PASS)
+
+    def verdict_counts(self, text_of) -> dict[str, int]:
+        """How many races ended with each verdict (a race's last), as text_of(verdict) names it."""
+        if self.summary is not None:
+            return self.summary.verdicts
+        counts: dict[str, int] = {}
+        for r in self.races:
+            for v in r.verdicts[-1:]:
+                counts[text_of(v)] = counts.get(text_of(v), 0) + 1
+        return counts
+
+    def only_race(self) -> RaceResult | None:
+        """The race of a one-race scenario."""
+        if self.summary is not None:
+            return self.summary.only
+        return self.races[0] if len(self.races) == 1 else None
+
+    def kept(self, text_of) -> "ScenarioResult":
+        """This result as a long run keeps it once its races are written out: the races that did not
+        pass (the failures a report tells), the summaries, the JUnit record; not the passing races."""
+        if self.summary is not None:
+            return self
+        summary = RacesSummary(races=len(self.races), passed=self.passed_count(),
+                               verdicts=self.verdict_counts(text_of), only=self.only_race(),
+                               latency=self.latency_summary(), budgets=self.budget_summary(), rig=self.rig_summary(),
+                               record=self.record())
+        return replace(self, races=[r for r in self.races if r.status is not Outcome.PASS], summary=summary)
+
+    @property
+    def flaky(self) -> bool:
+        """Failed, and every race that failed passed when run again (--rerun-failed)."""
+        failed = [r for r in self.races if not r.status.ok]
+        return self.status is Outcome.FAIL and bool(failed) and all(r.flaky for r in failed)
+
+    @property
+    def shown_status(self) -> str:
+        return "flaky" if self.flaky else str(self.status)
 
     def budget_summary(self) -> dict:
         """Per timing budget: its limit, and in how many of the races that measured it it was met."""
+        if self.summary is not None:
+            return self.summary.budgets
         out: dict[str, dict] = {}
         for r in self.races:
             for name, b in r.budgets.items():
@@ -82,6 +143,8 @@ class ScenarioResult:
         return out
 
     def latency_summary(self) -> dict:
+        if self.summary is not None:
+            return self.summary.latency
         out = {}
         for key in ("device_us", "inherent_us", "processing_us", "host_us", "host_processing_us"):
             vals = sorted(r.latency[key] for r in self.races if r.latency.get(key) is not None)
@@ -96,6 +159,8 @@ class ScenarioResult:
     def rig_summary(self) -> dict[str, int]:
         """Rig mode: the worst of each figure of the rig's view over the races (the value farthest from zero)."""
         from unohil.harness.rig.views import worst
+        if self.summary is not None:
+            return self.summary.rig
         out: dict[str, list] = {}
         for r in self.races:
             for name, v in (r.rig or {}).get("worst", {}).items():
@@ -104,6 +169,8 @@ class ScenarioResult:
 
     def record(self) -> Record:
         """This scenario as a reported item: why it failed, its failed races, its latency figures."""
+        if self.summary is not None:
+            return self.summary.record
         sc = self.scenario
         lines = failure_lines(self, max_races=len(self.races), trace_tail=0)
         message = self.error
@@ -124,12 +191,25 @@ class ScenarioResult:
     def as_dict(self) -> dict:
         sc = self.scenario
         return {"name": sc.name, "file": sc.file, "line": sc.line, "unit": sc.unit, "tags": list(sc.tags),
-                "device": self.device, "mode": self.mode, "status": self.status, "races": len(self.races),
-                "failed_races": sum(1 for r in self.races if r.status is not Outcome.PASS), "latency": self.latency_summary(),
+                "device": self.device, "mode": self.mode, "status": self.status, "races": self.race_count(),
+                "failed_races": self.race_count() - self.passed_count(), "latency": self.latency_summary(),
                 "budgets": self.budget_summary(),
                 "health": self.health.as_dict(), "wall_s": round(self.wall_s, 6), "error": self.error,
-                "applicable": self.applicable, **({"rig": rig} if (rig := self.rig_summary()) else {}),
+                "applicable": self.applicable, **({"flaky": True} if self.flaky else {}), **({"rig": rig} if (rig := self.rig_summary()) else {}),
                 "results": [r.as_dict() for r in self.races]}
+
+
+@dataclass(frozen=True)
+class RacesSummary:
+    """What the reports of a run need of a scenario's races once they are written out."""
+    races: int
+    passed: int
+    verdicts: dict[str, int]        # a verdict's text -> how many races ended with it
+    only: RaceResult | None         # the race of a one-race scenario (its verdict and reactions are shown)
+    latency: dict
+    budgets: dict
+    rig: dict
+    record: Record
 
 
 CONSOLE_LINES = 200      # of a scenario's console in a JUnit system-out; the JSON has them all

@@ -66,7 +66,7 @@ class Runner:
     def __init__(self, driver: Driver, *, host_timed: bool = False,
                  progress: Callable[[Scenario, int], None] | None = None,
                  stop: Callable[[], str | None] | None = None, outage: Outage | None = None,
-                 attended: bool = False, prompts: PromptHook | None = None):
+                 attended: bool = False, prompts: PromptHook | None = None, rerun_failed: int = 0):
         self.d = driver
         self.attended = attended    # a person is at the unit: scenarios that wait for one run
         self.prompts = prompts      # shows their prompts (None: a person who needs none, e.g. a test)
@@ -74,6 +74,7 @@ class Runner:
         self.progress = progress
         self.stop = stop        # between races: why to stop now (a signal), or None to go on
         self.outage = outage if outage is not None else Outage()
+        self.rerun_failed = rerun_failed    # a failed race is run again this many times, to tell flaky apart
 
     # ---- scenario level ----
 
@@ -114,6 +115,7 @@ class Runner:
                     race.reruns = before
                 if race.status in (Outcome.RESET, Outcome.LINK_ERROR) and self.d.link_down is None:
                     self._recover(race)
+                self._retry_failed(sc, env, race)
             race.frames, race.console = pack(race.frames), race_console(self.d.console_log, race)   # run/packed.py
             res.races.append(race)
             # INFO whatever the outcome: a failed race is a result, not a fault of the harness
@@ -132,6 +134,17 @@ class Runner:
         res.health = self.d.health.minus(health0)
         res.wall_s = time.perf_counter() - t0
         return res
+
+    def _retry_failed(self, sc: Scenario, env: dict, race: RaceResult) -> None:
+        """--rerun-failed: a failed race run again, up to the count or its first pass; the tries' statuses are
+        kept with it and it stays failed (a pass among them makes it flaky, never a pass)."""
+        for _ in range(self.rerun_failed if race.status is Outcome.FAIL else 0):
+            if self.d.link_down is not None:
+                break
+            again = self._race_guarded(sc, env)
+            race.retries.append(str(again.status))
+            if again.status is not Outcome.FAIL:
+                break
 
     def _players(self) -> int | None:
         return self.d.identity.players if self.d.identity is not None else None

@@ -11,6 +11,8 @@ from unohil.harness.session.driver import Driver
 
 #: How far ahead a switch edge is injected on a unit without host_input: past any link's round trip.
 SWITCH_LEAD_US = 30_000
+#: switches a unit with the capability reads only when switched on (FL-20): switch -> capability
+READ_AT_POWER_ON = {"speed_switch": "speed_at_power_on"}
 
 
 def prepare(d: Driver, config: Mapping[str, int] | None = None, seed: int | None = None,
@@ -73,9 +75,15 @@ def set_switches(d: Driver, physical: Mapping[str, str]) -> None:
     for attempt in (0, 1):
         known = d.switch_positions or {}
         try:
-            for name, position in wanted.items():
-                if known.get(name) != position:
-                    _edge(d, name, *unit.switches[name][position])
+            moved = [name for name in wanted if known.get(name) != wanted[name]]
+            for name in moved:
+                _edge(d, name, *unit.switches[name][wanted[name]])
+            unread = [n for n in moved if n in READ_AT_POWER_ON and d.has_cap(READ_AT_POWER_ON[n])]
+            if unread and wanted.get("power") == "on":
+                # the document's gesture: the switch is set under the base, then the base is switched on
+                # (FL-20); an edge that finds the power already on is only reported, so off first
+                _edge(d, "power", *unit.switches["power"]["off"])
+                _edge(d, "power", *unit.switches["power"]["on"])
         except Nak:
             if attempt:
                 raise

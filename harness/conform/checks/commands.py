@@ -120,6 +120,38 @@ def input_value_not_taken(cs):
     _refusal(cs, [*before, [name, action, 1]], "bad_value")
 
 
+@check("4.3", "INPUT with a value on an input that takes none: bad_value before any state rule, in every state (PR-6)",
+       needs=("host_input",), decisions=("PR-6",))
+def value_before_state(cs):
+    """Every input that takes no value, sent with value 1 in each state the situations reach (a fresh unit,
+    then after each of their steps): NAK bad_value every time, never the state's wrong_state nor an ACK
+    of an input the state only reports."""
+    unit = cat.UNITS[cs.kind]
+    plain = [name for name in cat.ENUM_VALUES[f"{cs.kind}_input"] if name not in unit.valued_inputs]
+    recipe = cs.recipe
+    paths = [recipe[key] for key in ("refused", "refused_value", "busy") if recipe[key]]
+    states: list[int] = []
+    for steps in paths:
+        cs.new_game()
+        for k in range(len(steps) + 1):
+            if k:
+                r = cs.apply(steps[k - 1:k])
+                if r.msg.NAME != "ACK":
+                    break                   # the path's own refusal: nothing past it to reach
+            state = cs.w.status().state
+            if state in states:
+                continue
+            states.append(state)
+            for name in plain:
+                for action in ("press", "release"):
+                    m = msg.INPUT(input=cs.input_id(name), action=ACTION[action], value=1)
+                    r = cs.w.command(m)
+                    expect_nak(r, m.ID, r.msg.cmd_seq, "bad_value", 0,
+                               f"INPUT {name} {action} 1 in state {state} (PR-6: bad_value before the state's rules)")
+    cs.new_game()
+    return f"checked {len(plain)} inputs x 2 actions in states {', '.join(map(str, states))}"
+
+
 @check("4.3", "commands without their capability: NAK unsupported")
 def unsupported(cs):
     needs = {"test_mode": [msg.INJECT(at_us=1, input=0, action=1, value=0), msg.INJECT_CANCEL()],

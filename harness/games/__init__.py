@@ -1,0 +1,6 @@
+"""Whole games of UNO Showdown, UNO Flash and UNO Attack around a unit, with simulated players.
+
+cards.py (decks, matching, scoring), table.py (where every card is), players.py (the player model and
+seat maps), rules.py (what the games share), one module per game with its unit adapter (showdown.py,
+flash.py, attack.py), stats.py (statistics with expectations), play.py (games in a row, results).
+"""

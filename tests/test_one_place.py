@@ -1,0 +1,97 @@
+"""One place per unit fact: each fact below is written once, and a second copy anywhere in the code fails
+here, naming where. The catalogue (protocol/catalogue.py) holds the value -> name map of every enum and the
+capability-bit test; harness/text.py the duration formatters; scenarios/validation/steps.py the step words."""
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+from unohil.protocol import catalogue as cat
+from unohil.harness.scenarios import load
+from unohil.harness.scenarios.units import STEPS, UNITS
+from unohil.harness.scenarios.validation import steps
+
+ROOT = Path(__file__).resolve().parent.parent
+CODE = ("protocol", "emulator", "harness", "tools")
+#: Modules that still build their own reverse enum map, left for the round that reworks them.
+REVERSE_MAPS_LEFT = {"harness/run/judge.py", "harness/record/segments.py"}
+#: Duration formatters of their own left for the round that reworks their module: unohil compare's lines.
+FORMATTERS_LEFT = {"harness/cli/compare.py:_us"}
+
+
+def _modules():
+    for tree in CODE:
+        for path in sorted((ROOT / tree).rglob("*.py")):
+            rel = path.relative_to(ROOT).as_posix()
+            text = path.read_text(encoding="utf-8")
+            yield rel, text, ast.parse(text, rel)
+
+
+MODULES = list(_modules())
+
+
+def _reverse_enum_maps(tree: ast.AST) -> list[int]:
+    """Lines of {v: k for k, v in <...ENUM_VALUES...>.items()}: a value -> name map of a catalogue enum."""
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.DictComp) and len(node.generators) == 1:
+            gen = node.generators[0]
+            target = gen.target
+            swapped = (isinstance(target, ast.Tuple) and len(target.elts) == 2
+                       and all(isinstance(x, ast.Name) for x in (*target.elts, node.key, node.value))
+                       and (node.key.id, node.value.id) == (target.elts[1].id, target.elts[0].id))
+            if swapped and "ENUM_VALUES" in ast.unparse(gen.iter) or swapped and "ERR" in ast.unparse(gen.iter):
+                out.append(node.lineno)
+    return out
+
+
+def test_reverse_enum_maps_come_from_the_catalogue():
+    found = {rel: lines for rel, _, tree in MODULES if (lines := _reverse_enum_maps(tree))}
+    assert set(found) - {"protocol/catalogue.py"} <= REVERSE_MAPS_LEFT, (
+        f"read cat.ENUM_NAMES[enum] (or cat.enum_name) instead of building the map again: {found}")
+    # the one map is the reverse of the catalogue's values, for every enum
+    for enum, values in cat.ENUM_VALUES.items():
+        assert {v: k for k, v in values.items()} == cat.ENUM_NAMES[enum]
+
+
+def test_the_list_of_reverse_maps_left_is_current():
+    """A module taken off the work list must be off this list too, so that a copy put back fails."""
+    have = {rel for rel, _, tree in MODULES if _reverse_enum_maps(tree)}
+    assert REVERSE_MAPS_LEFT <= have
+
+
+def test_the_capability_bit_is_tested_in_one_place():
+    shift = re.compile(r"caps\s*>>|>>\s*[\w.\[\]\"']*capability")
+    found = [f"{rel}:{i}" for rel, text, _ in MODULES for i, line in enumerate(text.splitlines(), 1)
+             if shift.search(line) and rel != "protocol/catalogue.py"]
+    assert not found, f"use cat.has_capability(caps, name): {found}"
+
+
+def _formats_durations(node: ast.FunctionDef) -> bool:
+    """A function returning text that chooses between time units: it writes both '... ms' and '... us'."""
+    if node.returns is None or ast.unparse(node.returns) != "str":
+        return False
+    tails = [part.value for j in ast.walk(node) if isinstance(j, ast.JoinedStr)
+             for part in j.values if isinstance(part, ast.Constant) and isinstance(part.value, str)]
+    return any(t.endswith(" ms") for t in tails) and any(t.endswith(" us") for t in tails)
+
+
+def test_durations_are_written_by_one_module():
+    formatters = sorted(f"{rel}:{node.name}" for rel, _, tree in MODULES for node in ast.walk(tree)
+                        if isinstance(node, ast.FunctionDef) and _formats_durations(node))
+    others = set(formatters) - FORMATTERS_LEFT
+    assert formatters and all(f.startswith("harness/text.py:") for f in others), (
+        f"a duration for people is harness/text.py's duration (or clock_span): {formatters}")
+    assert FORMATTERS_LEFT <= set(formatters), "one left is gone: take it off FORMATTERS_LEFT"
+
+
+def test_the_step_words_are_one_table():
+    assert load.STEP_ACTIONS == tuple(steps.STEP_WORDS)
+    assert steps.STIMULUS_ACTIONS == {w for w, (_, stimulus) in steps.STEP_WORDS.items() if stimulus}
+    # each unit kind's words are words of the table, and every word is some kind's
+    assert set(STEPS) == set(cat.UNITS) == set(UNITS)
+    assert set().union(*STEPS.values()) == set(steps.STEP_WORDS)
+    literal = [rel for rel, text, _ in MODULES
+               if re.search(r'"load",\s*"unload",\s*"press",\s*"release",\s*"hold"', text)]
+    assert not literal, f"the step words are scenarios/validation/steps.py's STEP_WORDS: {literal}"
