@@ -12,6 +12,7 @@ from unohil.harness.cli.signals import Interrupted, StopRequest, exit_for
 from unohil.harness.conform import CheckResult, Conformance, coverage
 from unohil.harness.conform.rig import rig_checks
 from unohil.harness.errors import ConformError, ScenarioError
+from unohil.harness.cli.firmware import add_firmware_argument, attach_consoles, unit_opener
 from unohil.harness.links import open_link
 from unohil.harness.outcome import Outcome, counts_text, tally
 from unohil.harness.report.console import output_console, conform_table, coverage_table, print_table
@@ -56,6 +57,7 @@ def add_parser(sub) -> None:
                         "the skew's interval lies within fairness_bound_us (emurig://?OPTIONS with an emulated "
                         "--device: rig.md in the uno-hil docs)")
     p.add_argument("-q", "--quiet", action="store_true", help="no per-check lines")
+    add_firmware_argument(p, many=False)
     add_store_argument(p, "record the checks, the coverage and the unit in")
     p.set_defaults(func=main)
 
@@ -71,7 +73,13 @@ def main(args) -> int:
     except ScenarioError as exc:
         exc.print(" in the scenarios; nothing was run")
         return Exit.USAGE
-    link = open_link(args.device)
+    opener = unit_opener(args, 1)
+    link = (opener or open_link)(args.device)
+    try:
+        consoles = attach_consoles([link], [args.console] if args.console else [])
+    except BaseException:
+        link.close()
+        raise
 
     def progress(c: CheckResult) -> None:
         if not args.quiet:
@@ -95,6 +103,8 @@ def main(args) -> int:
         finally:
             stop.finishing()
             link.close()
+            for reader in consoles:
+                reader.close()
     try:
         status = _tell(console, args, report, progress, stop)
     finally:

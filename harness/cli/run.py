@@ -18,6 +18,7 @@ from unohil.harness.report.metrics import metrics_text
 from unohil.harness.report.results_json import (plain, results_json, results_json_chunks, scenario_json,
                                                 with_stored_races)
 from unohil.harness.cli import plan
+from unohil.harness.cli.firmware import add_firmware_argument, attach_consoles, unit_opener
 from unohil.harness.run.parallel import Rack, Workers
 from unohil.harness.run.pool import unserved_reason
 from unohil.harness.run.result_store import ResultStore
@@ -42,6 +43,7 @@ def add_parser(sub) -> None:
     p.add_argument("--metrics", metavar="FILE",
                    help="write the run's figures as OpenMetrics text (node_exporter's textfile collector, Pushgateway)")
     p.add_argument("--trace", metavar="DIR", help="write a JSON Lines trace per device")
+    add_firmware_argument(p, many=True)
     p.add_argument("-k", metavar="EXPR", help="only scenarios whose name/file/tags match (and, or, not)")
     p.add_argument("--host-timed", action="store_true",
                    help="press with host timing (INPUT) even if the device has test mode")
@@ -99,7 +101,15 @@ def main(args) -> int:
         scenarios = [s for s in scenarios if pick(s)]
     if not scenarios:
         raise UsageError("no scenarios selected")
-    rack = _rig_rack(args) if args.rig else Rack.open(args.device or [], {s.unit for s in scenarios}, args.trace)
+    if (args.firmware or args.lifecycle) and not args.device:
+        raise UsageError("--firmware and --lifecycle need a --device (e.g. qemu:unit.elf)")
+    rack = _rig_rack(args) if args.rig else Rack.open(args.device or [], {s.unit for s in scenarios}, args.trace,
+                                                      opener=unit_opener(args, len(args.device or [])))
+    try:
+        consoles = attach_consoles([d.link for d in rack.drivers], args.console)
+    except BaseException:
+        rack.close()
+        raise
     by_kind = rack.by_kind()
     for u in rack.unopened:
         console.print(f"{u.url}: not opened: {u.error}; its scenarios are link errors, the other units run",
@@ -134,6 +144,8 @@ def main(args) -> int:
             stop.finishing()
             health, devices = rack.health(), rack.describe()
             rack.close()
+            for reader in consoles:
+                reader.close()
         return _report(console, fmt, args, started, scenarios, results, rack, health, devices, stop, store)
 
 

@@ -7,6 +7,7 @@ from contextlib import contextmanager
 from unohil.protocol import Frame, FrameError, StreamDecoder, catalogue as cat, devtime, encode, msg
 from unohil.protocol.framing import cobs_encode, crc16
 
+from unohil.harness.links.console import last_words
 from unohil.harness.session.timing import link_timing
 
 ERR = cat.ENUM_VALUES["error"]
@@ -120,7 +121,7 @@ class Wire:
         t0 = self.link.now_us()
         r = self.reply(seq, timeout_us)
         if r is None:
-            raise Fail(f"no reply to {m.NAME} (seq {seq}) within {timeout_us // 1000} ms")
+            raise Fail(f"no reply to {m.NAME} (seq {seq}) within {timeout_us // 1000} ms" + last_words(self.link, t0))
         self.reply_times_us.append(r.host_us - t0)
         self.timing.observe_reply(r.host_us - t0)
         if expect is not None and r.msg.NAME != expect:

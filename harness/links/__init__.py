@@ -10,6 +10,7 @@ protocol_handler_packages does):
   emu://KIND?seed=..&clock=virtual|real   an in-process emulator (emu.py)
   usb://VID:PID?serial=..                 a unit's USB bulk endpoints (usb.py)
   labgrid://PLACE, labgrid://+, labgrid://?TAG=VALUE  a place of a labgrid coordinator (labgrid.py)
+  qemu:IMAGE.elf?machine=mps2-an385       firmware on an emulated board, QEMU started here (qemu.py)
   socket://h:p                            raw TCP, connected here (serial.py)
   anything pyserial's serial_for_url opens: /dev/ttyACM0, COM3, rfc2217://h:p, loop://
 
@@ -60,7 +61,7 @@ def open_link(url: str) -> Link:
     if not isinstance(url, str) or not url.strip():
         raise DeviceURLError("empty device URL: give a serial port (/dev/ttyACM0), socket://HOST:PORT, "
                              "rfc2217://HOST:PORT, usb://VID:PID or emu://showdown")
-    scheme = url.split("://", 1)[0].lower() if "://" in url else ""
+    scheme = scheme_of(url)
     opener = _OPENERS.get(scheme)
     if opener is None:
         from unohil.harness.links.serial import open_pyserial as opener
@@ -94,5 +95,7 @@ from unohil.harness.links.fd import FdLink  # noqa: E402  (the link most schemes
 from unohil.harness.links import claim  # noqa: E402
 from unohil.harness.links import emu as _emu, usb as _usb  # noqa: E402,F401  (register emu:// and usb://)
 from unohil.harness.links import labgrid as _labgrid  # noqa: E402,F401  (registers labgrid://; imports labgrid lazily)
+from unohil.harness.links import qemu as _qemu  # noqa: E402,F401  (registers qemu:)
+from unohil.harness.links.endpoint import scheme_of  # noqa: E402
 
 __all__ = ["FdLink", "Link", "host_now_us", "open_link", "query_options", "register_scheme", "schemes"]

@@ -7,7 +7,7 @@
   127.0.0.1 and one on 127.0.0.2, are then taken for one: a refusal, never a takeover.)
 - a serial port is its real path, so a symlink (/dev/serial/by-id/...) and its target are one;
   on Windows COM3 and \\\\.\\COM3 are one.
-- private units (emu://, loop://), labgrid:// (its coordinator locks; the link it gives claims) and
+- private units (emu://, loop://, qemu: whose QEMU this process starts), labgrid:// (its coordinator locks; the link it gives claims) and
   usb:// (the kernel's interface claim; the unit's identity follows IDENTITY) have none: None.
 """
 from __future__ import annotations
@@ -18,12 +18,17 @@ import os
 import socket
 from urllib.parse import urlsplit
 
-PRIVATE_SCHEMES = frozenset({"emu", "loop", "labgrid"})
+PRIVATE_SCHEMES = frozenset({"emu", "loop", "labgrid", "qemu"})
+# schemes written without "//" before a path (qemu:build/unit.elf)
+OPAQUE_SCHEMES = ("qemu",)
 THIS_HOST = "localhost"
 
 
 def scheme_of(url: str) -> str:
-    return url.split("://", 1)[0].lower() if "://" in url else ""
+    if "://" in url:
+        return url.split("://", 1)[0].lower()
+    head = url.split(":", 1)[0].lower()
+    return head if head in OPAQUE_SCHEMES and ":" in url else ""
 
 
 def endpoint_of(url: str) -> str | None:

@@ -94,6 +94,8 @@ class Segmenter:
 
     def feed(self, rec: dict) -> None:
         direction = rec.get("dir")
+        if direction == "console":         # the unit's debug text: nothing a replay sends or expects
+            return
         if direction == "note":
             if rec.get("text") == "race":
                 self._raced, self._between = True, False

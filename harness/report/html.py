@@ -10,7 +10,7 @@ import re
 from datetime import datetime, timezone
 
 from unohil.harness.report.junit import xml_text
-from unohil.harness.report.timeline import EVENTS, INPUTS, LANES, LIGHTS, RIG, STATE, TIMES, Timeline, race_timeline
+from unohil.harness.report.timeline import CONSOLE, EVENTS, INPUTS, LANES, LIGHTS, RIG, STATE, TIMES, Timeline, race_timeline
 from unohil.harness.text import duration_rounded
 from unohil.harness.report.verdicts import outcome_text
 
@@ -55,7 +55,8 @@ document.body.dataset.ready = document.querySelectorAll("details.scenario").leng
 """
 
 COLOURS = {"event": "#1565c0", "verdict": "#c62828", "press": "#2e7d32", "release": "#9e9e9e",
-           "refused": "#ef6c00", "time": "#6a1b9a", "expected": "#ef6c00", "rig": "#00838f"}
+           "refused": "#ef6c00", "time": "#6a1b9a", "expected": "#ef6c00", "rig": "#00838f",
+           "console": "#546e7a"}
 PALETTE = ("#90caf9", "#a5d6a7", "#ffe082", "#ef9a9a", "#ce93d8", "#80cbc4", "#ffcc80", "#b0bec5")
 
 
@@ -150,6 +151,8 @@ def timeline_svg(tl: Timeline, title: str) -> str:
     lanes += [(EVENTS, "events")] + [(EVENTS, r) for r in tl.rows(EVENTS)] + [(TIMES, "verdict times")]
     if any(m.lane == RIG for m in tl.marks):
         lanes.append((RIG, "rig"))
+    if any(m.lane == CONSOLE for m in tl.marks):
+        lanes.append((CONSOLE, "console"))
     row_y = {lane: 18 + i * row_h for i, lane in enumerate(lanes)}
     height = 18 + len(lanes) * row_h
     end = max(tl.end_us * 1.05, 1)     # room for the labels of the last marks
@@ -178,7 +181,7 @@ def timeline_svg(tl: Timeline, title: str) -> str:
         if s.value and w > 8 * len(s.value):
             parts.append(f'<text x="{x(s.start_us) + 3:.1f}" y="{y + 15}">{e(s.value)}</text>')
     lane_row = {INPUTS: (INPUTS, "inputs"), EVENTS: (EVENTS, "events"), TIMES: (TIMES, "verdict times"),
-                RIG: (RIG, "rig")}
+                RIG: (RIG, "rig"), CONSOLE: (CONSOLE, "console")}
     for i, m in enumerate(sorted(tl.marks, key=lambda m: m.t_us)):
         y = row_y[lane_row[m.lane]]
         c = COLOURS[m.kind]

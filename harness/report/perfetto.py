@@ -97,6 +97,11 @@ def perfetto_trace(traces: list[tuple[str, list[dict]]]) -> dict:
             else:
                 ts = r["host_us"]
             last_ts = max(last_ts, ts)
+            if r["dir"] == "console":
+                at = r["dev_us"] + offset if r.get("dev_us") is not None else r["host_us"]
+                out.append({"ph": "i", "s": "t", "name": r["text"], "ts": at, "pid": pid, "tid": tid("console"),
+                            "args": {"host_us": r["host_us"]}})
+                continue
             if r["dir"] == "note" or "error" in r:
                 out.append({"ph": "i", "s": "t", "name": r.get("text") or f"frame error {r.get('error')}",
                             "ts": ts, "pid": pid, "tid": tid("link"), "args": r})

@@ -15,6 +15,7 @@ from unohil.protocol import catalogue as cat
 
 STATE, LIGHTS, INPUTS, EVENTS, TIMES, RIG = "state", "lights", "inputs", "events", "verdict times", "rig"
 LANES = (STATE, INPUTS, LIGHTS, EVENTS, TIMES, RIG)     # rig: rig mode's races only
+CONSOLE = "console"             # the unit's debug text, where it has any (drawn only then)
 
 
 @dataclass(frozen=True)
@@ -145,6 +146,10 @@ def race_timeline(race: dict, kind: str) -> Timeline:
             if starts:
                 tl.spans.append(Span(EVENTS, "timers", max(starts), t, f"{name}: {rule.delay.text}"))
     tl.marks += expected_marks(race, unit) + rig_marks(race.get("rig"))
+    for line in race.get("console") or []:
+        # device time through the clock sync, from the host's stamp of the read: after the race started only
+        if line.get("dev_us") is not None and line["dev_us"] >= 0:
+            tl.marks.append(Mark(line["dev_us"], CONSOLE, line["text"][:32], "console", line["text"]))
     tl.spans += _segments(STATE, "state", states, end, ())
     for row, changes in lights.items():
         tl.spans += _segments(LIGHTS, row, changes, end, ("off",))

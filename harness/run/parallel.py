@@ -49,17 +49,18 @@ class Rack:
         self.unopened = list(unopened)
 
     @classmethod
-    def open(cls, urls: list[str], kinds: set[str], trace_dir=None) -> "Rack":
+    def open(cls, urls: list[str], kinds: set[str], trace_dir=None, opener=None) -> "Rack":
         """The devices named, or one built-in emulator (virtual clock) per kind when none are. Of several, one
         that cannot be opened or handshaken is kept in unopened and the others are used; when none opens,
-        the first one's error is raised."""
+        the first one's error is raised. opener: instead of open_link (--firmware's, which flashes first)."""
+        kw = {"opener": opener} if opener is not None else {}
         opened: list[Driver] = []
         unopened: list[Unopened] = []
         first: HarnessError | None = None
         try:
             for url in urls or [f"emu://{kind}?clock=virtual" for kind in sorted(kinds)]:
                 try:
-                    opened.append(Driver.open(url, trace_dir=trace_dir))
+                    opened.append(Driver.open(url, trace_dir=trace_dir, **kw))
                 except HarnessError as exc:
                     if len(urls) < 2:
                         raise

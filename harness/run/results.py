@@ -33,6 +33,9 @@ class RaceResult:
     boot_id: int | None = None
     frames: list = field(default_factory=list, repr=False)
     unit: object = field(default=None, repr=False)
+    # the unit's debug console during the race: {"dev_us" (from the race start, through the clock sync),
+    # "host_us", "text"}
+    console: list[dict] = field(default_factory=list, repr=False)
 
     @property
     def flaky(self) -> bool:
@@ -58,6 +61,8 @@ class RaceResult:
             d["flaky"] = self.flaky
         if self.rig is not None:
             d["rig"] = self.rig
+        if self.console:
+            d["console"] = self.console
         if with_events or self.status is not Outcome.PASS:
             d["events"] = self.events
         return d
@@ -177,6 +182,7 @@ class ScenarioResult:
         props |= {f"rig_{k}_worst": v for k, v in self.rig_summary().items()}
         ran = self.device != "-"
         excerpt = failure_lines(self) if self.status is not Outcome.PASS and self.races else []
+        excerpt += console_lines(self.races)
         return Record(suite=self.device if ran else "not run", name=sc.name, outcome=self.status, message=message,
                       detail="\n".join(lines) or self.error, seconds=self.wall_s, classname=_classname(sc.file),
                       file=sc.file, line=sc.line, properties=props, output="\n".join(excerpt),
@@ -204,6 +210,29 @@ class RacesSummary:
     budgets: dict
     rig: dict
     record: Record
+
+
+CONSOLE_LINES = 200      # of a scenario's console in a JUnit system-out; the JSON has them all
+
+
+def race_console(console_log, race: RaceResult) -> list[dict]:
+    """The unit's console lines (Driver.console_log) placed, through the clock sync, at or after the race's
+    start, with device times from the race start like its events; none for a race that never started."""
+    if not race.start_dev_us:
+        return []
+    return [{"dev_us": c["dev_us"] - race.start_dev_us, "host_us": c["host_us"], "text": c["text"]}
+            for c in console_log if c["dev_us"] is not None and c["dev_us"] >= race.start_dev_us]
+
+
+def console_lines(races: list[RaceResult]) -> list[str]:
+    """The unit's console during each race, for a report's text: 'console, race 2, +1234567 us: text'."""
+    out = []
+    for r in races:
+        for ln in r.console:
+            at = f"+{ln['dev_us']} us" if ln.get("dev_us") is not None else f"host {ln['host_us']} us"
+            out.append(f"console, race {r.index}, {at}: {ln['text']}")
+    return out[:CONSOLE_LINES] + ([f"... {len(out) - CONSOLE_LINES} more console lines"]
+                                  if len(out) > CONSOLE_LINES else [])
 
 
 def _classname(file: str) -> str:

@@ -26,13 +26,13 @@ from unohil.harness.run.judge import Anchors, compare_races, judge, pattern_matc
 from unohil.harness.run.packed import pack
 from unohil.harness.run.prompts import Answer, Prompt, PromptHook, answer_text
 from unohil.harness.rig.unit import RigUnitDriver, unplayable
-from unohil.harness.run.results import RaceResult, ScenarioResult
+from unohil.harness.run.results import RaceResult, ScenarioResult, race_console
 from unohil.harness.scenarios import expr, roles as rl
 from unohil.harness.scenarios.model import REP, RoleMatcher, Scenario, Step, TimeMatcher
 from unohil.harness.scenarios.units import RIG_ANCHORS, UNITS
 from unohil.harness.session.driver import Driver
 from unohil.harness.session.events import describe_conflict, describe_lost
-from unohil.harness.session.outage import Outage
+from unohil.harness.session.outage import Outage, hung_unit_note
 from unohil.harness.session.prepare import prepare
 from unohil.harness.text import duration
 
@@ -116,7 +116,7 @@ class Runner:
                 if race.status in (Outcome.RESET, Outcome.LINK_ERROR) and self.d.link_down is None:
                     self._recover(race)
                 self._retry_failed(sc, env, race)
-            race.frames = pack(race.frames)     # judged: kept small until the run ends (run/packed.py)
+            race.frames, race.console = pack(race.frames), race_console(self.d.console_log, race)   # run/packed.py
             res.races.append(race)
             # INFO whatever the outcome: a failed race is a result, not a fault of the harness
             log.info("%s: %r race %d: %s%s",
@@ -220,7 +220,7 @@ class Runner:
         except LateStimulus as exc:
             race.status, race.error, race.late = Outcome.LINK_ERROR, str(exc), str(exc)
         except (LinkError, DeviceMismatch) as exc:     # a mismatch: another unit answers since a reconnect
-            race.status, race.error = Outcome.LINK_ERROR, str(exc)
+            race.status, race.error = Outcome.LINK_ERROR, str(exc) + hung_unit_note(self.d, exc)
         except ScheduleError as exc:
             race.status, race.error = Outcome.ERROR, str(exc)
         except Nak as exc:

@@ -10,6 +10,7 @@ from unohil.protocol import msg as M
 
 from unohil.harness.errors import CommandTimeout, DeviceMismatch, DeviceReset, LinkClosed, LinkError, Nak
 from unohil.harness.links import claim
+from unohil.harness.links.console import last_words
 
 KIND_NAMES = cat.ENUM_NAMES["unit_kind"]
 ERROR_NAMES = cat.ENUM_NAMES["error"]
@@ -88,7 +89,8 @@ class Commands:
                 waited = (f"within {timeout} us" if self._bad_crc_naks == damaged else
                           "(the unit answered a damaged frame with NAK bad_crc instead)")
                 raise CommandTimeout(f"{self.url}: no reply to {msg.NAME} (seq {seq}) {waited}"
-                                     + self._why_no_reply(msg.NAME, crc_errors, strays))
+                                     + self._why_no_reply(msg.NAME, crc_errors, strays)
+                                     + last_words(self.link, sent_us))
             tries -= 1
             self.health.retries += 1
         reply = p.reply

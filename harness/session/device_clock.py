@@ -5,7 +5,7 @@ from __future__ import annotations
 from unohil.protocol import Frame, devtime
 from unohil.protocol import msg as M
 
-from unohil.harness.errors import CommandTimeout
+from unohil.harness.errors import CommandTimeout, LinkError
 from unohil.harness.session.clocksync import ClockEstimate, SyncSample
 
 
@@ -33,6 +33,11 @@ class DeviceClock:
                 if self.clock.estimate is None:
                     raise
                 break
+        if self.clock.estimate is None:
+            # every exchange was refused by the fit: the unit counted more time between request and reply
+            # than the host's whole round trip (a clock not running at host rate, e.g. QEMU's -icount)
+            raise LinkError(f"{self.url}: no usable clock sync: in each of {exchanges} exchanges the unit's clock "
+                            f"advanced more than the host's round trip; its time does not run at host rate")
         return self.clock.estimate
 
     def _timed(self, make) -> tuple[int, Frame]:

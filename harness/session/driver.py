@@ -86,6 +86,9 @@ class Driver(Commands, Waiting, DeviceClock):
         # Where the unit's switches are (switch -> position), as the host last put them; None: not known
         # (a new session, or a switch input sent since). RESET new_game keeps them (LA-7, FL-17).
         self.switch_positions: dict[str, str] | None = None
+        # the unit's debug console (link.console: a qemu: unit's UART1, or --console URL), read beside the link
+        self.console_log: deque[dict] = deque(maxlen=history)
+        self._console_cursor = 0
 
     @property
     def command_timeout_us(self) -> int:
@@ -178,6 +181,8 @@ class Driver(Commands, Waiting, DeviceClock):
         link = self.link
         timeout = deadline_us - link.now_us()
         data, host_us = link.read(timeout if timeout > 0 else 0)
+        if getattr(link, "console", None) is not None:
+            self._take_console(link.console)
         if not data:
             return False
         health = self.health
@@ -234,6 +239,18 @@ class Driver(Commands, Waiting, DeviceClock):
             health.frames_rx += len(frames) - errors
             health.bytes_dropped += stats.dropped_bytes - dropped_before
         return True
+
+    def _take_console(self, console) -> None:
+        """The console's lines since the last read, each with the device time of its host stamp (through
+        the clock sync; None before there is one), into console_log and the trace."""
+        lines, self._console_cursor = console.after(self._console_cursor)
+        est = self.clock.estimate
+        for ln in lines:
+            rec = {"host_us": ln.host_us, "dev_us": int(est.to_device(ln.host_us)) if est is not None else None,
+                   "dir": "console", "text": ln.text}
+            self.console_log.append(rec)
+            if self.trace is not None:
+                self.trace.write(rec)
 
     def _on_frame_error(self, err: FrameError, host_us: int) -> None:
         self.health.bad_frames += 1

@@ -75,3 +75,14 @@ class Outage:
                          f"of the outage budget of {self.budget_us / 1e6:g} s spent)")
             self.sleep(pause / 1e6)
             wait = min(2 * wait, self.longest_wait_us)
+
+
+def hung_unit_note(driver, exc: Exception) -> str:
+    """A race cut by a unit that stopped answering (a WaitTimeout on a working link): power-cycled now when
+    its link has a lifecycle (harness/links/lifecycle.py), and what was done, for the race's error ("; the
+    unit stopped answering: power-cycled (...)"); "" otherwise, and the recovery goes on as it would."""
+    if not isinstance(exc, WaitTimeout):
+        return ""
+    from unohil.harness.links.lifecycle import power_cycle_hung
+    note = power_cycle_hung(driver)
+    return f"; {note}" if note else ""

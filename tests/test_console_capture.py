@@ -1,0 +1,86 @@
+"""--console URL: a unit's debug text read beside its link (harness/links/console.py), here from a
+stand-in that prints a line every 50 ms on a TCP port, beside an emulated unit on the real clock."""
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import threading
+import time
+
+from unohil.harness.links.console import ConsoleReader
+from test_faults import GOOD
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def talker(stop: threading.Event) -> int:
+    """A TCP port that sends 'tick N' lines to whoever connects, until stop."""
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(1)
+
+    def serve():
+        conn, _ = server.accept()
+        n = 0
+        while not stop.is_set():
+            try:
+                conn.sendall(f"tick {n}\r\n".encode())
+            except OSError:
+                break                   # the run ended and closed its end
+            n += 1
+            time.sleep(0.05)
+        conn.close()
+        server.close()
+    threading.Thread(target=serve, daemon=True).start()
+    return server.getsockname()[1]
+
+
+def test_console_lines_are_stamped_when_read_and_split_at_newlines():
+    a, b = socket.socketpair()
+    reader = ConsoleReader(a, "pair")
+    b.sendall(b"first\r\nsec")
+    time.sleep(0.1)
+    b.sendall(b"ond\n\nthird")
+    b.close()
+    deadline = time.monotonic() + 5
+    while len(reader.lines()) < 3 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    lines = reader.lines()
+    assert [ln.text for ln in lines] == ["first", "second"]     # "third" never ended: no line yet
+    assert lines[1].host_us - lines[0].host_us >= 90_000       # each stamped at the read that completed it
+    got, cursor = reader.after(1)
+    assert [ln.text for ln in got] == ["second"] and cursor == 2
+
+
+def test_a_run_with_console_has_the_lines_of_each_race(tmp_path):
+    stop = threading.Event()
+    port = talker(stop)
+    (tmp_path / "race.yaml").write_text(GOOD)
+    try:
+        r = subprocess.run([sys.executable, "-m", "unohil.harness.cli", "run", str(tmp_path / "race.yaml"), "--device",
+                            "emu://showdown?clock=real", "--console", f"socket://127.0.0.1:{port}", "--json",
+                            str(tmp_path / "r.json")], capture_output=True, text=True, cwd=ROOT, timeout=120)
+    finally:
+        stop.set()
+    assert r.returncode == 0, r.stdout[-2000:] + r.stderr
+    race = json.loads((tmp_path / "r.json").read_text())["scenarios"][0]["results"][0]
+    ticks = [c for c in race["console"] if c["text"].startswith("tick ")]
+    assert len(ticks) > 10                                     # a 2 s race, a line every 50 ms
+    numbers = [int(c["text"].split()[1]) for c in ticks]
+    assert numbers == list(range(numbers[0], numbers[0] + len(numbers)))
+    assert all(a["dev_us"] <= b["dev_us"] for a, b in zip(ticks, ticks[1:]))
+
+
+def test_console_mistakes_are_usage_errors(tmp_path):
+    def run(*args):
+        return subprocess.run([sys.executable, "-m", "unohil.harness.cli", "run", "--device", "emu://showdown",
+                               *args], capture_output=True, text=True, cwd=ROOT, timeout=120)
+    r = run("--console", str(tmp_path / "nothing"))
+    assert r.returncode == 2 and "--console" in r.stderr and "cannot open" in r.stderr, r.stderr
+    r = run("--console", "rfc2217://x:1")
+    assert r.returncode == 2 and "give socket://HOST:PORT or the path" in r.stderr, r.stderr
+    r = run("--console", str(tmp_path), "--console", str(tmp_path))
+    assert r.returncode == 2 and "2 --console for 1 device(s)" in r.stderr, r.stderr
