@@ -22,12 +22,13 @@ from unohil.harness.errors import (DeviceMismatch, DeviceReset, HarnessError, La
                                    ScheduleError, WaitTimeout)
 from unohil.harness.outcome import Outcome, worst
 from unohil.harness.run.buttons import beyond_the_unit, unit_names
+from unohil.harness.run.hooks import hooks_of
 from unohil.harness.run.judge import Anchors, compare_races, judge, pattern_matches
 from unohil.harness.run.packed import pack
 from unohil.harness.run.prompts import Answer, Prompt, PromptHook, answer_text
-from unohil.harness.rig.unit import RigUnitDriver, unplayable
 from unohil.harness.run.results import RaceResult, ScenarioResult, race_console
 from unohil.harness.scenarios import expr, roles as rl
+from unohil.harness.scenarios.lead import REAL_LEAD_US, VIRTUAL_LEAD_US
 from unohil.harness.scenarios.model import REP, RoleMatcher, Scenario, Step, TimeMatcher
 from unohil.harness.scenarios.units import RIG_ANCHORS, UNITS
 from unohil.harness.session.driver import Driver
@@ -39,8 +40,6 @@ from unohil.harness.text import duration
 log = logging.getLogger("unohil.run")
 
 
-VIRTUAL_LEAD_US = 1000
-REAL_LEAD_US = 30_000
 # Beyond the unit's own bound for an event (the catalogue's latest_after_input over the scenario's
 # configuration), a wait allows this much more, for what the bound does not count: the unit's
 # processing (a timer's event a few ms late is still a right unit: processing is a budget, not a
@@ -158,12 +157,9 @@ class Runner:
         if sc.attended and not self.attended:
             return "waits for a person (--attended)", True
         # a bench thing, not the unit's: what it checks is for another bench (counted as not applicable)
-        if isinstance(d, RigUnitDriver):
-            why = unplayable(sc)
-            if why is not None:
-                return why, False
-        elif sc.needs_rig:
-            return f"needs a rig (--rig URL): {sc.needs_rig}", False
+        why = hooks_of(d).unplayable(sc)
+        if why is not None:
+            return why, False
         unmet = [need for need in sc.needs if d.has_cap(need.removeprefix("no ")) == need.startswith("no ")]
         if unmet:
             # written for another form of the unit (SD-11's two kinds of tie), or for a capability
@@ -367,8 +363,7 @@ class Runner:
         events = [f for f in events if f.dev_us >= start - 1 - placement]
         judge(sc, env, race, events, scheduled, host_timed=self.host_timed, clock=d.clock.estimate,
               configs=self._configs, placement_us=placement)
-        if isinstance(d, RigUnitDriver):
-            d.judge_race(sc, race, events, end)     # the rig's view beside the unit's (harness/rig/views.py)
+        hooks_of(d).after_race(sc, race, events, end)   # e.g. a rig's view beside the unit's
 
     def _anchor(self, name: str, spec, previous: int, since: int, events: list[Frame], sc: Scenario,
                 step: Step | None) -> int:
@@ -410,7 +405,7 @@ class Runner:
                                              since)
         line = RIG_ANCHORS[sc.unit][step.at.anchor]
         try:
-            return self.d.seen(line, previous, step.at.next, max(0, deadline - self.d.now_us()))
+            return hooks_of(self.d).seen(line, previous, step.at.next, max(0, deadline - self.d.now_us()))
         except WaitTimeout:
             raise _Missing(f"no {step.at.anchor} (the rig's capture of line {line}, anchor of step at line "
                            f"{step.line} in {sc.name!r}) {how}") from None
