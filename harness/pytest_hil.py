@@ -63,8 +63,16 @@ def pool(config) -> DevicePool:
         worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
         config._unohil_pool = DevicePool(config.getoption("--hil-device"), trace_dir=config.getoption("--hil-trace"),
                                          wait_s=config.getoption("--hil-wait"), owner=f"pytest worker {worker}",
-                                         rig=config._unohil_rig)
+                                         open_unit=_rig_opener(config._unohil_rig))
     return config._unohil_pool
+
+
+def _rig_opener(rig: str | None):
+    """Rig mode (--hil-rig): a device opened through the rig wired to it; None: devices driven directly."""
+    if rig is None:
+        return None
+    from unohil.harness.rig.links import open_rig_unit
+    return lambda url: open_rig_unit(url, rig)
 
 
 def driver_of(config, kind: str):

@@ -4,7 +4,8 @@ before the race with the switch's own edge, never inherited from the scenario be
 import pytest
 
 from unohil.harness import Driver
-from unohil.harness.run.runner import WAIT_MARGIN_US, Runner
+from unohil.harness.run.anchors import WAIT_MARGIN_US
+from unohil.harness.run.runner import Runner
 from unohil.harness.scenarios.load import ScenarioError, loads
 
 LEAVES_DOOR_OPEN = """

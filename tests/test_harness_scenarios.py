@@ -12,8 +12,9 @@ from unohil.emulator import showdown as showdown_model
 from unohil.emulator.device import GENERATORS
 from unohil.harness import Driver
 from unohil.harness.cli import main
-from unohil.harness.run import runner as runner_module
-from unohil.harness.run.runner import WAIT_MARGIN_US, Runner
+from unohil.harness.run import anchors as anchors_module, runner as runner_module
+from unohil.harness.run.anchors import WAIT_MARGIN_US
+from unohil.harness.run.runner import Runner
 from unohil.harness.scenarios.load import ScenarioError, load_paths, loads
 from unohil.protocol import StreamDecoder
 from unohil.protocol import catalogue as cat
@@ -483,7 +484,7 @@ def test_a_timer_event_a_few_microseconds_late_passes_within_the_margin(monkeypa
     """GOOD's countdown is exactly countdown_max_us: its green, 5 us late, is past the bound itself."""
     monkeypatch.setattr(showdown_model, "MODEL", LateGreen)
     assert run_one(GOOD).status == "pass"
-    monkeypatch.setattr(runner_module, "WAIT_MARGIN_US", 0)     # without the margin the same unit would fail
+    monkeypatch.setattr(anchors_module, "WAIT_MARGIN_US", 0)     # without the margin the same unit would fail
     res = run_one(GOOD)
     assert res.status == "fail" and "no SD_GREEN" in res.races[0].failures[0]
 

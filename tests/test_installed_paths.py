@@ -18,7 +18,7 @@ import yaml
 from unohil.harness.cli import main
 from unohil.harness.cli.app import build_parser
 from unohil.harness.cli.plan import device_time
-from unohil.harness.run.runner import REAL_LEAD_US, VIRTUAL_LEAD_US
+from unohil.harness.scenarios.lead import REAL_LEAD_US, VIRTUAL_LEAD_US
 from unohil.harness.scenarios.load import loads
 from test_harness_scenarios import GOOD
 

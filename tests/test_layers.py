@@ -24,11 +24,6 @@ KNOWN = {
     ("harness/cli/emulate.py", "emulator"): "the unohil emulate command",
     ("harness/pytest_hil.py", "pytest_plugin"): "the plugin's heavy half shares its light half's names",
     ("harness/store/record.py", "report"): "device_from_identity, a JUnit helper, read by the store",
-    # to fix: rig mode out of the runner (docs/architecture.md, "Known breaks")
-    ("harness/run/runner.py", "rig"): "the runner names RigUnitDriver: rig mode a branch, not an interface",
-    ("harness/run/pool.py", "rig"): "a pool opens a rig's unit itself",
-    ("harness/run/results.py", "rig"): "a result's rig figures are computed by rig/views.py",
-    ("harness/scenarios/validation/times.py", "run"): "REAL_LEAD_US, the runner's lead, lives in runner.py",
 }
 
 
@@ -70,24 +65,35 @@ def _target(module: str) -> tuple[str, str | None] | None:
     return top, None
 
 
+def _imports_of(rel: str, source: str):
+    """(module, line, importer's (top, harness package), imported (top, harness package)) of every import of
+    one file, at module level and inside functions."""
+    for node in ast.walk(ast.parse(source, rel)):
+        for module in _imported(node):
+            target = _target(module)
+            if target is not None:
+                yield rel, node.lineno, _package(rel), target
+
+
 def _imports():
-    """(module, line, importer's (top, harness package), imported (top, harness package)) of every import."""
+    """Every import of the tree (_imports_of each file)."""
     for tree in TOP_LEVEL:
         for path in sorted((ROOT / tree).rglob("*.py")):
             rel = path.relative_to(ROOT).as_posix()
-            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), rel)):
-                for module in _imported(node):
-                    target = _target(module)
-                    if target is not None:
-                        yield rel, node.lineno, _package(rel), target
+            yield from _imports_of(rel, path.read_text(encoding="utf-8"))
 
 
 @functools.cache
 def _breaks() -> dict[tuple[str, str], list[str]]:
+    return _breaks_among(_imports())
+
+
+def _breaks_among(imports) -> dict[tuple[str, str], list[str]]:
+    """(importing module, imported package) -> where, of the imports that go up or sideways."""
     top_rows, harness_rows = _layers()
     top, inner = _rank(top_rows), _rank(harness_rows)
     out: dict[tuple[str, str], list[str]] = {}
-    for rel, line, (mine, my_pkg), (theirs, their_pkg) in _imports():
+    for rel, line, (mine, my_pkg), (theirs, their_pkg) in imports:
         if mine != theirs:
             ok = top[theirs] > top[mine]
             name = theirs
@@ -126,7 +132,18 @@ def test_the_known_breaks_are_still_there():
 
 
 def test_the_check_sees_imports_inside_functions():
-    """runner.py's rig import is at module level; pool.py's is inside a method: both are seen."""
-    found = _breaks()
-    assert any(w.startswith("harness/run/pool.py:") for w in found[("harness/run/pool.py", "rig")])
-    assert ("harness/run/runner.py", "rig") in found
+    """An upward import inside a method counts as one at module level does; one going down does not."""
+    source = ("from unohil.harness.session.driver import Driver\n"
+              "class Pool:\n"
+              "    def _open(self, url):\n"
+              "        from unohil.harness.rig.links import open_rig_unit\n"
+              "        return open_rig_unit(url, None)\n")
+    found = _breaks_among(_imports_of("harness/run/pool.py", source))
+    assert found == {("harness/run/pool.py", "rig"): ["harness/run/pool.py:4"]}
+
+
+def test_the_runner_names_no_rig_type():
+    """Rig mode is an implementation of run/hooks.py's UnitHooks: the runner names none of rig/'s types."""
+    text = (ROOT / "harness" / "run" / "runner.py").read_text(encoding="utf-8")
+    assert not re.search(r"\bRig[A-Z]\w*", text), re.search(r"\bRig[A-Z]\w*", text).group()
+    assert "harness.rig" not in text

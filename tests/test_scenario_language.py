@@ -13,7 +13,8 @@ import yaml
 from unohil.harness import Driver
 from unohil.harness.cli import main
 from unohil.harness.errors import ScenarioError, SelectionError
-from unohil.harness.run.runner import REAL_LEAD_US, Runner
+from unohil.harness.run.runner import Runner
+from unohil.harness.scenarios.lead import REAL_LEAD_US
 from unohil.harness.scenarios.load import load_file, loads
 from unohil.harness.scenarios.selection import matcher
 from unohil.harness.session.driver import ACTION

@@ -14,7 +14,8 @@ from collections import Counter
 
 from unohil.harness.outcome import Outcome
 from unohil.harness.report.console import elapsed_text
-from unohil.harness.run.runner import REAL_LEAD_US, VIRTUAL_LEAD_US, Runner
+from unohil.harness.run.runner import Runner
+from unohil.harness.scenarios.lead import REAL_LEAD_US, VIRTUAL_LEAD_US
 from unohil.harness.session.driver import Driver
 
 SAY_ABOVE_S = 60.0      # a shorter run is not worth a line

@@ -343,7 +343,7 @@ def print_budgets(console: Console, results: list[ScenarioResult]) -> None:
 
 def print_rig(console: Console, results: list[ScenarioResult]) -> None:
     """Rig mode: the worst of each figure of the physical view over the run, on one line."""
-    from unohil.harness.rig.views import worst
+    from unohil.harness.run.results import worst_figure as worst
     values: dict[str, list[int]] = {}
     for res in results:
         for name, v in res.rig_summary().items():

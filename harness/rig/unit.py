@@ -7,8 +7,9 @@ scenario library need nothing else: a scenario's step at `green + 180000` is dri
 that unit time. An actuated input (a card feeder, a selector, the door, the power switch: SPEC 13.2)
 takes every edge with its value (RIG_EDGE.value).
 
-After each race the runner asks for the rig's view of it (judge_race: harness/rig/views.py), kept in the
-race's results beside the unit's. A scenario that asks for an edge no rig can make (a value on a switch,
+The runner knows rig mode only through the driver's hooks (RigHooks, an implementation of
+harness/run/hooks.py's UnitHooks): after each race they collect the rig's view of it (judge_race:
+harness/rig/views.py), kept in the race's results beside the unit's. A scenario that asks for an edge no rig can make (a value on a switch,
 the release of a button never pressed: unplayable) is skipped in rig mode, saying why.
 """
 from __future__ import annotations
@@ -17,6 +18,7 @@ from unohil.protocol import catalogue as cat
 
 from unohil.harness.errors import ScheduleError
 from unohil.harness.outcome import Outcome
+from unohil.harness.run.hooks import UnitHooks
 from unohil.harness.session.driver import Driver
 from unohil.harness.rig.views import OUTPUT_LAG_US, Driven, check, race_view
 
@@ -60,6 +62,23 @@ ORIGIN_WATCHED = cat.ENUM_VALUES["rig_origin"]["watched"]
 ACTION = cat.ENUM_VALUES["action"]
 
 
+class RigHooks(UnitHooks):
+    """The runner's hooks for a unit driven through its rig: what no rig can play, the rig's captures of watched
+    lines (seen_X anchors) and the rig's view of each race (harness/run/hooks.py)."""
+
+    def __init__(self, driver: RigUnitDriver):
+        self.driver = driver
+
+    def unplayable(self, sc) -> str | None:
+        return unplayable(sc)
+
+    def seen(self, line: int, previous: int, next_: bool, timeout_us: int) -> int:
+        return self.driver.seen(line, previous, next_, timeout_us)
+
+    def after_race(self, sc, race, events: list, end_us: int) -> None:
+        self.driver.judge_race(sc, race, events, end_us)
+
+
 class RigUnitDriver(Driver):
     """The unit's driver in rig mode (session: the RigSession of this unit and its rig)."""
 
@@ -68,6 +87,7 @@ class RigUnitDriver(Driver):
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self.driven: list[Driven] = []      # the stimuli given through the rig since the race's RESET
+        self.hooks = RigHooks(self)         # what the runner asks of rig mode (harness/run/hooks.py)
 
     def has_cap(self, name: str) -> bool:
         if name == "test_mode":

@@ -27,6 +27,7 @@ from unohil.protocol import Frame, catalogue as cat
 
 from unohil.harness.rig.races import _unwrap_near
 from unohil.harness.rig.session import RigSession
+from unohil.harness.run.results import worst_figure as worst
 from unohil.harness.scenarios.model import Expectation
 from unohil.harness.scenarios import expr
 
@@ -49,11 +50,6 @@ class Driven:
     input: str
     action: str
     at_us: int
-
-
-def worst(values) -> int | None:
-    """The value farthest from zero (the positive one of two equally far), None for none."""
-    return max(values, key=lambda x: (abs(x), x), default=None)
 
 
 def race_view(s: RigSession, driven: list[Driven], events: list[Frame], rig_frames: list[Frame], start: int,

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import time
+from typing import Callable
 
 from unohil.harness.errors import DeviceBusy, PoolExhausted
 from unohil.harness.links import claim
@@ -26,10 +27,11 @@ def unserved_reason(kind: str) -> str:
 
 class DevicePool:
     def __init__(self, urls: list[str], *, trace_dir=None, wait_s: float = 0.0, owner: str = "",
-                 rig: str | None = None):
-        """rig: rig mode, the URL of the rig wired to the one device of urls (harness/rig/unit.py)."""
+                 open_unit: Callable[[str], Driver] | None = None):
+        """open_unit: how a device's URL is opened, when not as a unit driven directly (rig mode: through the
+        rig wired to the one device of urls, harness/rig/links.py)."""
         self.urls = list(urls)
-        self.rig = rig
+        self.open_unit = open_unit
         self.trace_dir = trace_dir
         self.wait_s = wait_s
         self.owner = owner or f"pid {os.getpid()}"
@@ -78,10 +80,9 @@ class DevicePool:
         return bool(self.urls) and len(self.held) == len(self.urls) and all(d.kind != kind for d in self.held.values())
 
     def _open(self, url: str) -> Driver:
-        if self.rig is None:
+        if self.open_unit is None:
             return Driver.open(url, trace_dir=self.trace_dir)
-        from unohil.harness.rig.links import open_rig_unit
-        return open_rig_unit(url, self.rig)
+        return self.open_unit(url)
 
     def close(self) -> None:
         for d in list(self.held.values()) + list(self._private.values()):

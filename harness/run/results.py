@@ -10,6 +10,11 @@ from unohil.harness.scenarios.model import Scenario
 from unohil.harness.session.health import LinkHealth
 
 
+
+def worst_figure(values) -> int | None:
+    """The value farthest from zero (the positive one of two equally far), None for none: a rig figure's worst."""
+    return max(values, key=lambda x: (abs(x), x), default=None)
+
 @dataclass
 class RaceResult:
     index: int
@@ -158,14 +163,13 @@ class ScenarioResult:
 
     def rig_summary(self) -> dict[str, int]:
         """Rig mode: the worst of each figure of the rig's view over the races (the value farthest from zero)."""
-        from unohil.harness.rig.views import worst
         if self.summary is not None:
             return self.summary.rig
         out: dict[str, list] = {}
         for r in self.races:
             for name, v in (r.rig or {}).get("worst", {}).items():
                 out.setdefault(name, []).append(v)
-        return {name: worst(vs) for name, vs in out.items()}
+        return {name: worst_figure(vs) for name, vs in out.items()}
 
     def record(self) -> Record:
         """This scenario as a reported item: why it failed, its failed races, its latency figures."""

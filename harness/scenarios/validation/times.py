@@ -12,6 +12,7 @@ import yaml
 from unohil.protocol import devtime
 
 from unohil.harness.scenarios import expr
+from unohil.harness.scenarios.lead import REAL_LEAD_US
 from unohil.harness.scenarios.model import Step, TimeSpec
 from unohil.harness.scenarios.units import RIG_ANCHORS, UnitVocab
 from unohil.harness.scenarios.validation.reader import CONSTRUCTOR, Validator, describe_node, env_text
@@ -271,7 +272,6 @@ def lead_warning(v: Validator, node: yaml.Node, key: str, st: Step, races: list[
     back to one) less than REAL_LEAD_US after that event, or repeated until an event with less than
     that between repetitions: a link with transit time cannot get the stimulus there in time (the
     unit answers too_late) though a virtual link can. Said, not refused."""
-    from unohil.harness.run.runner import REAL_LEAD_US     # the runner's lead over a link with transit time
     offsets = per_race(v, st.at.offset, races)
     gaps = [(ahead[i] if st.at.anchor == "previous" else 0) + offsets[i] for i in range(len(races))]
     closest = min(range(len(races)), key=lambda i: gaps[i], default=None)
@@ -280,11 +280,11 @@ def lead_warning(v: Validator, node: yaml.Node, key: str, st: Step, races: list[
         sweep = f" (with {env_text(races[closest])})" if len(races) > 1 else ""
         v.warn(node, key, f"{st.text} at {st.at.text!r} comes {gaps[closest]} us after the event the runner must "
                           f"hear before it can send it{sweep}; a link with transit time needs about {REAL_LEAD_US} "
-                          f"us (REAL_LEAD_US in harness/run/runner.py): on hardware the unit would answer too_late")
+                          f"us (REAL_LEAD_US in harness/scenarios/lead.py): on hardware the unit would answer too_late")
     if st.until is not None and st.every is not None:
         spacing = per_race(v, st.every, races)
         i = min(range(len(races)), key=lambda j: spacing[j])
         if spacing[i] < REAL_LEAD_US:
             v.warn(node, key, f"{st.text} repeats until {st.until.text} every {spacing[i]} us; the runner decides "
                               f"each repetition from what it heard before it, and a link with transit time needs "
-                              f"about {REAL_LEAD_US} us (REAL_LEAD_US in harness/run/runner.py)")
+                              f"about {REAL_LEAD_US} us (REAL_LEAD_US in harness/scenarios/lead.py)")
