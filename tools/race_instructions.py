@@ -73,7 +73,7 @@ def instructions(n: int, through_runner: bool = False) -> int:
             scenario = os.path.join(tmp, "race.yaml")
             with open(scenario, "w") as fh:
                 fh.write(RUNNER_SCENARIO.format(n=n))
-            command = ["-m", "unohil.harness.cli", "run", "-q", "--format", "lines", scenario]
+            command = ["-m", "unohil.harness.cli", "run", "-q", "--format", "lines", "--store", "off", scenario]
         else:
             command = ["-m", "tools.race_instructions", "--inner", str(n)]
         subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", sys.executable, *command],
