@@ -1,11 +1,14 @@
 """CPU instructions per virtual-clock Showdown race through codec, driver and emulator.
 
-    python -m tools.race_instructions [--races N]
+    python -m tools.race_instructions [--races N] [--through-runner]
 
 Runs one_race (which tests/test_bench.py times too) under `valgrind --tool=callgrind` twice, with N and 2N
 races, and reports the difference divided by N: start-up and imports cancel out, so the figure
 is repeatable whatever else the machine is doing (the hash seed is fixed, and the cyclic garbage
 collector is off while the races run: see races()).
+
+--through-runner counts the same race run by `unohil run` instead: the scenario RUNNER_SCENARIO
+repeated N and 2N times, so the scenario runner and the judge count too (the cyclic collector stays on there).
 """
 from __future__ import annotations
 
@@ -30,6 +33,23 @@ def one_race(d) -> None:
     assert v.msg.reaction_a_us == 180_000
 
 
+# The race one_race runs, as a scenario: the same configuration, countdown and press.
+RUNNER_SCENARIO = """\
+- name: instructions per race
+  unit: showdown
+  seed: 1
+  repeat: {n}
+  config: {{countdown_min_us: 500000, countdown_max_us: 500000, beep_interval_us: 2000000}}
+  steps:
+    - load: 2
+    - press: timer
+    - press: paddle_a
+      at: green + 180000
+  expect:
+    verdict: {{loser: b, reaction_a_us: 180000}}
+"""
+
+
 def races(n: int) -> None:
     import gc
 
@@ -45,12 +65,18 @@ def races(n: int) -> None:
     d.close()
 
 
-def instructions(n: int) -> int:
+def instructions(n: int, through_runner: bool = False) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "cg.out")
         env = dict(os.environ, PYTHONHASHSEED="0")   # the same dict and set layouts in every run
-        subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", sys.executable,
-                        "-m", "tools.race_instructions", "--inner", str(n)],
+        if through_runner:
+            scenario = os.path.join(tmp, "race.yaml")
+            with open(scenario, "w") as fh:
+                fh.write(RUNNER_SCENARIO.format(n=n))
+            command = ["-m", "unohil.harness.cli", "run", "-q", "--format", "lines", "--store", "off", scenario]
+        else:
+            command = ["-m", "tools.race_instructions", "--inner", str(n)]
+        subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", sys.executable, *command],
                        check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
         with open(out) as fh:
             text = fh.read()
@@ -61,13 +87,15 @@ def instructions(n: int) -> int:
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--races", type=int, default=200)
+    ap.add_argument("--through-runner", action="store_true",
+                    help="count the race run by `unohil run` (scenario runner and judge included)")
     ap.add_argument("--inner", type=int, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.inner is not None:
         races(args.inner)
         sys.stdout.flush()
         os._exit(0)     # no interpreter shutdown: its final collection walks every frame the races kept
-    one, two = instructions(args.races), instructions(2 * args.races)
+    one, two = (instructions(n, args.through_runner) for n in (args.races, 2 * args.races))
     print(f"{(two - one) / args.races / 1e6:.3f}M instructions per race "
           f"({args.races} vs {2 * args.races} races: {one} and {two} instructions)")
     return 0

@@ -1,6 +1,8 @@
 """Judging a race: pure functions from the events a unit sent to a verdict on it, no I/O."""
 from __future__ import annotations
 
+import functools
+
 from unohil.protocol import Frame, catalogue as cat, devtime
 
 from unohil.harness.outcome import Outcome
@@ -131,12 +133,17 @@ def early_timers(events: list[Frame], unit, config: dict[str, int]) -> list[str]
     """PR-1 for every timer of the unit (the catalogue's timers): a timer event stamped before the
     earliest time the rules allow it, computed from the events before it and the configuration."""
     out = []
+    by_name: dict[str, list[int]] = {}
+    for i, f in enumerate(events):
+        by_name.setdefault(f.msg.NAME, []).append(i)
     for rule in unit.timers:
+        # Only the rule's own events move its state: the rest of the race is skipped unread.
+        wanted = sorted(i for name in _rule_events(rule) for i in by_name.get(name, ()))
         latest: list[Frame | None] = [None] * len(rule.after)
         armings: list[list] = []     # [time, the after events, used by an event of this timer] as they came
         frozen_at: int | None = None
         pauses: list[tuple[int, int]] = []              # [from, to) while the timer stood frozen
-        for f in events:
+        for f in [events[i] for i in wanted]:
             m = f.msg
             for i, pattern in enumerate(rule.after):
                 if pattern.matches(m):
@@ -176,12 +183,18 @@ def early_timers(events: list[Frame], unit, config: dict[str, int]) -> list[str]
     return out
 
 
+@functools.cache
+def _rule_events(rule) -> frozenset[str]:
+    """The events that can arm, freeze or fire a timer rule: the only ones early_timers reads for it."""
+    return frozenset({p.event for p in rule.after} | {event for event, _ in rule.frozen_by} | {rule.event})
+
+
 def _due(rule, base: int, after: list[Frame], f: Frame, config: dict[str, int],
          pauses: list[tuple[int, int]]) -> tuple[int, int, int]:
     """When a timer armed at base by the events after is due: (due, its delay, the time it stood frozen)."""
     values = dict(config)
     for e in (*after, f):
-        values.update((fd.name, getattr(e.msg, fd.name)) for fd in e.msg.DEF.fields)
+        values.update(zip(e.msg._fields, e.msg))     # a message is a named tuple of its catalogue fields
     delay = rule.delay.us(values)
     frozen = sum(max(0, min(b, f.dev_us) - max(a, base)) for a, b in pauses)
     return base + delay + frozen, delay, frozen
