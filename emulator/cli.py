@@ -39,7 +39,8 @@ from dataclasses import replace
 from unohil.protocol.catalogue import ENUM_VALUES
 
 from .clock import RealClock
-from .device import Device, model_class, own_serial
+from .build import model_class, own_serial
+from .device import Device
 from .faults import parse as parse_faults
 from .serve import FDS_PER_UNIT, PtyPort, Server, TcpPort, ensure_fd_limit, fds_needed
 

@@ -39,8 +39,6 @@ them, exactly like events lost on a noisy line.
 from __future__ import annotations
 
 import hashlib
-import importlib
-import os
 import random
 from collections import deque
 
@@ -50,6 +48,7 @@ from unohil.protocol.catalogue import EVENT_BUFFER, INJECT_QUEUE, MAJOR, MINOR, 
 from unohil.protocol.algorithms import Pcg32
 from unohil.protocol.devtime import diff, wrap
 
+from .build import check_options, check_without, firmware_version, model_class
 from .clock import INPUT, TIMER
 from .model import DISPOSITION, ERROR, UnitModel
 
@@ -73,61 +72,11 @@ _ATTRIBUTED = {"unknown_type": ERROR.unknown_type, "bad_length": ERROR.bad_lengt
                "bad_version": ERROR.bad_version}
 
 
-def model_class(kind: str) -> type[UnitModel]:
-    """The model of a unit kind: emulator/<kind>.py's MODEL."""
-    if kind not in KIND.__members__:
-        raise ValueError(f"unknown unit kind {kind!r}; the catalogue has {', '.join(KIND.__members__)}")
-    try:
-        module = importlib.import_module(f"unohil.emulator.{kind}")
-    except ModuleNotFoundError as exc:
-        if exc.name != f"emulator.{kind}":
-            raise
-        raise ValueError(f"no emulator model for unit kind {kind!r} yet") from None
-    return module.MODEL
-
-
-def _check_options(cls: type[UnitModel], options: dict) -> dict:
-    out = {}
-    for name, value in options.items():
-        if name not in cls.OPTIONS:
-            raise TypeError(f"{cls.KIND}: unknown unit option {name!r}; options: {', '.join(cls.OPTIONS) or 'none'}")
-        _default, lo, hi = cls.OPTIONS[name]
-        if not isinstance(value, int) or not lo <= value <= hi:
-            raise ValueError(f"{cls.KIND}: {name} must be an integer in [{lo}, {hi}], not {value!r}")
-        out[name] = value
-    return out
-
-
-def _check_without(without) -> frozenset[str]:
-    names = [w for w in (without.split(",") if isinstance(without, str) else without) if w]
-    commanded = {m.capability for m in protocol.catalogue.MESSAGES if m.capability}
-    for name in names:
-        if name not in commanded:
-            raise ValueError(f"without: {name!r} is not a capability a command needs; "
-                             f"give some of {', '.join(sorted(commanded))}")
-    return frozenset(names)
-
-
 GENERATORS = {"reference": Pcg32, "python": random.Random}
 
 
 def _unsupported(device, frame, m, t) -> int:
     return ERROR.unsupported
-
-
-def _firmware(text: str) -> tuple[int, int, int]:
-    """A firmware version given as MAJOR.MINOR.PATCH (each a u8, as IDENTITY carries them)."""
-    parts = str(text).split(".")
-    if len(parts) != 3 or not all(p.isdigit() and int(p) <= 255 for p in parts):
-        raise ValueError(f"firmware must be MAJOR.MINOR.PATCH with each part 0..255, not {text!r}")
-    return int(parts[0]), int(parts[1]), int(parts[2])
-
-
-def own_serial(index: int = 0, pid: int | None = None) -> int:
-    """A serial that no other unit served on this host reports now: this process's pid and the unit's
-    index, pid * 4096 + index, so that two emulator processes are never one unit to the harness's
-    claims (harness/links/claim.py). Taken modulo NONE_U32, the serial of a unit that has none."""
-    return ((os.getpid() if pid is None else pid) * 4096 + index) % 0xFFFFFFFF
 
 
 class Device:
@@ -137,10 +86,10 @@ class Device:
                  firmware: str = "", **unit_options):
         self.kind = kind
         self.model_cls = model_class(kind)
-        self.options = _check_options(self.model_cls, unit_options)
+        self.options = check_options(self.model_cls, unit_options)
         # A unit built without some optional capabilities: their bits are clear in IDENTITY and their
         # commands are answered NAK unsupported (SPEC 4.3), as firmware that lacks them would.
-        self.without = _check_without(without)
+        self.without = check_without(without)
         # a model may bring commands of its own kind (the rig's, emulator/rig.py); a command whose capability
         # the kind lacks (a game unit's RIG_EDGE, the rig's INPUT) is unsupported, as is one built without it
         handlers = {**_HANDLERS, **self.model_cls.COMMANDS}
@@ -180,7 +129,7 @@ class Device:
             raise ValueError(f"verdict_delay_us must be 0..1000000, not {verdict_delay_us}")
         self.verdict_delay_us = verdict_delay_us
         self._late: list | None = None      # what waits for the slow verdict's moment, in order
-        self.firmware = _firmware(firmware) if firmware else FIRMWARE     # IDENTITY's version: another build
+        self.firmware = firmware_version(firmware) if firmware else FIRMWARE     # IDENTITY's version: another build
         # IDENTITY.inject_queue, and the stimuli it takes before queue_full: SPEC 4.8 fixes 16; another value
         # is firmware a harness must recognise as such (0 on a unit with test_mode, say)
         if not 0 <= inject_queue <= 255:

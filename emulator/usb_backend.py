@@ -59,7 +59,8 @@ import usb.backend
 from usb.core import USBError, USBTimeoutError
 
 from .clock import RealClock
-from .device import FIRMWARE, Device, own_serial
+from .build import own_serial
+from .device import FIRMWARE, Device
 from .serve import Server, SocketPort
 
 VID = 0x1209

@@ -321,7 +321,7 @@ def test_the_firmware_agrees_with_the_emulator_on_random_edges(images, kind):
 def test_two_copies_of_the_firmware_are_two_units_each_with_a_serial_from_its_pid(firmware):
     """Without --serial the POSIX port's serial is pid * 4096 (as the emulator's unit 0): two copies on one
     host are two units to the claims, not one unit reached twice."""
-    from unohil.emulator.device import own_serial
+    from unohil.emulator.build import own_serial
     from unohil.harness.session.driver import Driver
     procs = [subprocess.Popen([str(firmware)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
              for _ in range(2)]

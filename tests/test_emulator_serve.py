@@ -204,7 +204,7 @@ def test_spin_until_gives_way_to_bytes_that_arrive_before_the_due_time():
 
 def test_without_serial_each_served_unit_has_one_of_its_own():
     """pid * 4096 + i: two emulator processes on one host never report one serial (claims lock by it)."""
-    from unohil.emulator.device import own_serial
+    from unohil.emulator.build import own_serial
     from unohil.harness.session.driver import Driver
     served = [spawn("showdown", "--tcp", "127.0.0.1:0", "--count", "2") for _ in range(2)]
     try:

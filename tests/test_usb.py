@@ -350,7 +350,7 @@ def test_the_backend_can_come_from_the_environment():
 
 def test_the_environments_units_get_serials_of_the_process_own():
     """Two harness processes on one host, each with its emulated bus: two units, not one seen twice."""
-    from unohil.emulator.device import own_serial
+    from unohil.emulator.build import own_serial
     env = dict(os.environ, UNOHIL_USB_BACKEND="unohil.emulator.usb_backend", UNOHIL_USB_UNITS="showdown")
     proc = subprocess.Popen([sys.executable, "-m", "unohil.harness.cli", "hello", "--device", "usb://1209:0001"],
                             cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
