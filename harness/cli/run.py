@@ -174,8 +174,8 @@ def _how_many_jobs(console: Console, args, scenarios, rack: Rack) -> int:
     jobs = args.jobs if args.jobs is not None else (os.cpu_count() or 1)
     if jobs > 1 and not rack.unopened:
         why = why_not_parallel([d.url for d in rack.drivers], args)
-        if why is None:
-            return min(jobs, len(scenarios))
+        if why is None:     # never more processes than units with work: a unit's scenarios stay together
+            return min(jobs, len([d for d in rack.drivers if d.kind in {sc.unit for sc in scenarios}]))
         if args.jobs is not None:
             console.print(f"-j {jobs}: one process: {why}", markup=False, highlight=False, soft_wrap=True)
     return 1
