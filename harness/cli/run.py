@@ -115,6 +115,10 @@ def main(args) -> int:
         raise UsageError("no scenarios selected")
     if (args.firmware or args.lifecycle) and not args.device:
         raise UsageError("--firmware and --lifecycle need a --device (e.g. qemu:unit.elf)")
+    from unohil.harness.links.fd import raise_fd_limit
+    too_few = raise_fd_limit(len(args.device or []))
+    if too_few:
+        console.print(too_few, markup=False, highlight=False, soft_wrap=True)
     rack = _rig_rack(args) if args.rig else Rack.open(args.device or [], {s.unit for s in scenarios}, args.trace,
                                                       opener=unit_opener(args, len(args.device or [])))
     try:
