@@ -310,8 +310,10 @@ class _Run:
         """all(), the rack's units spread over worker processes (run/processes.py); the per-scenario lines
         are shown in the scenarios' order."""
         from unohil.harness.run.processes import ProcessRun, WorkerSetup, merged, streams_for
+        from unohil.harness.report.verdicts import outcome_text
         self.processes = ProcessRun(jobs, WorkerSetup(self.args.host_timed, self.args.rerun_failed,
-                                                      self.args.outage_budget, self.store.keeps_text))
+                                                      self.args.outage_budget,
+                                                      scenario_json if self.store.keeps_text else None, outcome_text))
         results: list[ScenarioResult | None] = [None] * len(scenarios)
         streams, unserved = streams_for(scenarios, [d.url for d in rack.drivers], [d.kind for d in rack.drivers])
         for i in unserved:

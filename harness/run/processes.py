@@ -46,7 +46,11 @@ class WorkerSetup:
     host_timed: bool
     rerun_failed: int
     outage_budget: int
-    keep_races: bool                # the parent stores each scenario's JSON (--json or a results store)
+    # a scenario result's results-file JSON text (report's scenario_json; None: the parent keeps no races),
+    # and a verdict as the console names it (text_of_verdict(unit, verdict)): module-level functions, so
+    # they reach the workers by name
+    json_of: Callable | None
+    text_of_verdict: Callable
 
 
 @dataclass
@@ -110,15 +114,12 @@ def _serve(setup: WorkerSetup, streams: list[Stream], out, stop_signal) -> None:
     """A worker: its units opened here, each unit's scenarios in order, each result sent as it ends."""
     for s in (signal.SIGINT, signal.SIGHUP, signal.SIGTERM):
         signal.signal(s, signal.SIG_IGN)       # Ctrl-C reaches the whole group: the parent decides
-    from unohil.harness.cli.signals import signal_name
-    from unohil.harness.report.results_json import scenario_json
-    from unohil.harness.report.verdicts import outcome_text
     from unohil.harness.run.parallel import Rack
     from unohil.harness.run.runner import Runner
     from unohil.harness.session.outage import Outage
 
     def stop() -> str | None:
-        return f"interrupted by {signal_name(stop_signal.value)}" if stop_signal.value else None
+        return f"interrupted by {signal.Signals(stop_signal.value).name}" if stop_signal.value else None
     rack = None
     try:
         rack = Rack.open([s.url for s in streams], set())
@@ -131,8 +132,8 @@ def _serve(setup: WorkerSetup, streams: list[Stream], out, stop_signal) -> None:
                 if stop():
                     break
                 res = runner.run(sc)
-                text = scenario_json(res) if setup.keep_races else None
-                out.put(Finished(i, res.kept(partial(outcome_text, sc.unit)), text))
+                text = setup.json_of(res) if setup.json_of is not None else None
+                out.put(Finished(i, res.kept(partial(setup.text_of_verdict, sc.unit)), text))
         described = rack.describe()
         out.put(WorkerDone({s.unit: d for s, d in zip(streams, described)}))
     except Exception as exc:        # the parent says it; the scenarios this worker did not send are not run
