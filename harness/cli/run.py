@@ -343,6 +343,11 @@ class _Run:
                 self.processes.run(streams, done, stop=lambda: self.stop.signum)
             except Interrupted:
                 pass        # a second signal: the scenarios in progress were abandoned; the finished ones stay
+            if self.stop.signum is None:    # a worker that failed: its scenarios not run, each saying why
+                why = "; ".join(self.processes.errors) or "its worker process ended without its result"
+                for i, res in enumerate(results):
+                    if res is None:
+                        results[i] = ScenarioResult(scenarios[i], "-", status=Outcome.LINK_ERROR, error=f"not run: {why}")
             for res in results[shown:]:     # after a stop, those that finished after one that did not
                 if res is not None:
                     live.scenario_done(res)
