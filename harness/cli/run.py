@@ -1,6 +1,7 @@
 """unohil run: scenarios against devices (the built-in emulator by default), with reports."""
 from __future__ import annotations
 
+import os
 import sys
 import threading
 import time
@@ -64,6 +65,10 @@ def add_parser(sub) -> None:
                         "fails the run, unless --flaky-passes) and never turned into a pass")
     p.add_argument("--flaky-passes", action="store_true",
                    help="with --rerun-failed: a run whose only failures are flaky exits 0")
+    p.add_argument("-j", "--jobs", type=_jobs, default=None, metavar="N",
+                   help="run the scenarios in N processes, one merged report (default: the number of cores); only "
+                        "for emulators on the virtual clock (emu://KIND?clock=virtual, the default), other units "
+                        "run in this process")
     add_store_argument(p)
     _add_format_arguments(p)
     p.set_defaults(func=main)
@@ -77,6 +82,13 @@ def _add_format_arguments(p) -> None:
     p.add_argument("--progress-every", type=float, default=PROGRESS_EVERY_S, metavar="SECONDS",
                    help=f"lines format: a progress line at least this often (default {PROGRESS_EVERY_S:g}; "
                         "0: after every race)")
+
+
+def _jobs(text: str) -> int:
+    import argparse
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"{text!r}: give how many processes, 1 or more")
+    return int(text)
 
 
 def _budget(text: str) -> int:
@@ -103,6 +115,10 @@ def main(args) -> int:
         raise UsageError("no scenarios selected")
     if (args.firmware or args.lifecycle) and not args.device:
         raise UsageError("--firmware and --lifecycle need a --device (e.g. qemu:unit.elf)")
+    from unohil.harness.links.fd import raise_fd_limit
+    too_few = raise_fd_limit(len(args.device or []))
+    if too_few:
+        console.print(too_few, markup=False, highlight=False, soft_wrap=True)
     rack = _rig_rack(args) if args.rig else Rack.open(args.device or [], {s.unit for s in scenarios}, args.trace,
                                                       opener=unit_opener(args, len(args.device or [])))
     try:
@@ -136,17 +152,37 @@ def main(args) -> int:
     with StopRequest() as stop, _store(args) as store:
         try:
             run = _Run(console, fmt, args, stop, store)
-            results = run.all(scenarios, by_kind, rack)
+            jobs = _how_many_jobs(console, args, scenarios, rack)
+            if jobs > 1:
+                results = run.in_processes(scenarios, rack, jobs)
+            else:
+                results = run.all(scenarios, by_kind, rack)
             stop.finishing()            # from here a signal changes nothing: the units are settled and
             if stop.signum is not None:     # what was found is written
                 _settle(rack, run.busy)
         finally:
             stop.finishing()
             health, devices = rack.health(), rack.describe()
+            if run.processes is not None:       # the workers' units ran the races, not the parent's
+                health, devices = run.processes.health(), run.processes.devices(devices)
             rack.close()
             for reader in consoles:
                 reader.close()
         return _report(console, fmt, args, started, scenarios, results, rack, health, devices, stop, store)
+
+
+def _how_many_jobs(console: Console, args, scenarios, rack: Rack) -> int:
+    """-j as given (the number of cores when not), 1 when the units cannot be spread over processes
+    (saying why when -j was asked for), never more than there are scenarios to run."""
+    from unohil.harness.run.processes import why_not_parallel
+    jobs = args.jobs if args.jobs is not None else (os.cpu_count() or 1)
+    if jobs > 1 and not rack.unopened:
+        why = why_not_parallel([d.url for d in rack.drivers], args)
+        if why is None:     # never more processes than units with work: a unit's scenarios stay together
+            return min(jobs, len([d for d in rack.drivers if d.kind in {sc.unit for sc in scenarios}]))
+        if args.jobs is not None:
+            console.print(f"-j {jobs}: one process: {why}", markup=False, highlight=False, soft_wrap=True)
+    return 1
 
 
 def _store(args) -> ResultStore:
@@ -216,6 +252,7 @@ class _Run:
         self.stop = stop
         self.done: dict[int, ScenarioResult] = {}       # by the scenario's place in the run
         self.busy: dict[int, tuple[Driver, threading.Thread]] = {}   # the scenarios in progress: unit, thread
+        self.processes = None       # -j: the worker processes that ran the scenarios (run/processes.py)
 
     def all(self, scenarios, by_kind, rack: Rack) -> list[ScenarioResult]:
         place = {id(sc): i for i, sc in enumerate(scenarios)}
@@ -267,6 +304,55 @@ class _Run:
                                                                      f"progress was abandoned)")
                                                 if i in self.busy else None)
                            for i, sc in enumerate(scenarios)]
+        return [r for r in results if r is not None]
+
+    def in_processes(self, scenarios, rack: Rack, jobs: int) -> list[ScenarioResult]:
+        """all(), the rack's units spread over worker processes (run/processes.py); the per-scenario lines
+        are shown in the scenarios' order."""
+        from unohil.harness.run.processes import ProcessRun, WorkerSetup, merged, streams_for
+        from unohil.harness.report.verdicts import outcome_text
+        self.processes = ProcessRun(jobs, WorkerSetup(self.args.host_timed, self.args.rerun_failed,
+                                                      self.args.outage_budget,
+                                                      scenario_json if self.store.keeps_text else None, outcome_text))
+        results: list[ScenarioResult | None] = [None] * len(scenarios)
+        streams, unserved = streams_for(scenarios, [d.url for d in rack.drivers], [d.kind for d in rack.drivers])
+        for i in unserved:
+            results[i] = ScenarioResult(scenarios[i], "-", status=Outcome.SKIP, error=unserved_reason(scenarios[i].unit))
+        shown = 0
+        live = self.live = LiveReport(self.console, self.fmt, races=sum(len(s.races) for s in scenarios),
+                                      scenarios=len(scenarios), quiet=self.args.quiet, every_s=self.args.progress_every)
+
+        def show() -> None:
+            nonlocal shown
+            while shown < len(results) and results[shown] is not None:
+                live.scenario_done(results[shown])
+                shown += 1
+            self.console.file.flush()
+
+        def done(got) -> None:
+            res = merged(got.kept, scenarios[got.index])
+            results[got.index] = (self.store.put_text(res, got.json_text) if got.json_text is not None
+                                  else self.store.put(res))
+            for _ in range(res.race_count()):
+                live.race_done()
+            show()
+
+        with live:
+            show()
+            try:
+                self.processes.run(streams, done, stop=lambda: self.stop.signum)
+            except Interrupted:
+                pass        # a second signal: the scenarios in progress were abandoned; the finished ones stay
+            if self.stop.signum is None:    # a worker that failed: its scenarios not run, each saying why
+                why = "; ".join(self.processes.errors) or "its worker process ended without its result"
+                for i, res in enumerate(results):
+                    if res is None:
+                        results[i] = ScenarioResult(scenarios[i], "-", status=Outcome.LINK_ERROR, error=f"not run: {why}")
+            for res in results[shown:]:     # after a stop, those that finished after one that did not
+                if res is not None:
+                    live.scenario_done(res)
+        for error in self.processes.errors:
+            self.console.print(f"error: {error}", markup=False, highlight=False, soft_wrap=True)
         return [r for r in results if r is not None]
 
     def _finished(self, i: int, res: ScenarioResult) -> None:

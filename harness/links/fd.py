@@ -19,6 +19,41 @@ except ImportError:        # Windows: no ttys, COM ports go through pyserial (Se
 READ_SIZE = 4096
 
 
+FD_SETSIZE = 1024           # select() takes no descriptor at or above this ("filedescriptor out of range")
+
+
+def _ready(fd: int, event: int, timeout_us: int) -> bool:
+    """Whether fd is ready to read (POLLIN) or write (POLLOUT) within timeout_us. select() where it can take
+    the descriptor, for its microsecond timeout; poll() for the descriptors of a run with hundreds of units,
+    whose millisecond timeout is rounded up, so the wait never ends before its deadline."""
+    timeout_us = max(0, timeout_us)
+    if fd < FD_SETSIZE:
+        want = ((fd,), (), ()) if event == select.POLLIN else ((), (fd,), ())
+        return any(select.select(*want, timeout_us / 1e6))
+    poller = select.poll()
+    poller.register(fd, event)
+    return bool(poller.poll(-(-timeout_us // 1000)))
+
+
+def raise_fd_limit(units: int, per_unit: int = 4, spare: int = 64) -> str | None:
+    """Let this process open `units` units: the soft RLIMIT_NOFILE raised to the hard limit when it is lower
+    than they need. Returns what to tell the user when even the hard limit is too low (None: enough)."""
+    try:
+        import resource
+    except ImportError:         # Windows: no RLIMIT_NOFILE
+        return None
+    need = units * per_unit + spare
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft != resource.RLIM_INFINITY and soft < hard:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+        soft = hard
+    if soft == resource.RLIM_INFINITY or need <= soft:
+        return None
+    return (f"{units} units may need about {need} file descriptors ({per_unit} each and the run's own), but this "
+            f"process may open only {soft} (RLIMIT_NOFILE's hard limit): the units past that fail to open; raise "
+            "the hard limit (ulimit -Hn, limits.conf, LimitNOFILE=) or give fewer --device")
+
+
 class FdLink:
     """A pty, serial device or socket, read with a blocking os.read / recv.
 
@@ -100,8 +135,7 @@ class FdLink:
                         break       # end of file, not a slice run out: select below tells which
                     if timeout_us < longest:
                         break
-            ready, _, _ = select.select((fd,), (), (), max(0, timeout_us) / 1e6)
-            if not ready:
+            if not _ready(fd, select.POLLIN, timeout_us):
                 return b"", time.monotonic_ns() // 1000
             data = os.read(fd, READ_SIZE)
         except OSError as exc:
@@ -146,7 +180,7 @@ class FdLink:
                 except BlockingIOError:
                     pass
                 left = deadline - time.monotonic_ns() // 1000
-                if left <= 0 or not select.select((), (fd,), (), left / 1e6)[1]:
+                if left <= 0 or not _ready(fd, select.POLLOUT, left):
                     raise LinkClosed(f"{self.url}: write timed out: the device has not taken bytes for "
                                      f"{self.WRITE_TIMEOUT_US // 1000} ms (is it still reading?)")
         finally:

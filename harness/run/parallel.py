@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import queue
 import threading
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Callable, Generic, Iterable, TypeVar
 from urllib.parse import urlsplit
@@ -13,6 +14,8 @@ from unohil.protocol import catalogue as cat
 from unohil.harness.errors import HarnessError
 from unohil.harness.session.driver import Driver
 from unohil.harness.session.health import LinkHealth
+
+OPENING_AT_ONCE = 32        # units opened side by side by Rack.open
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -54,22 +57,31 @@ class Rack:
         that cannot be opened or handshaken is kept in unopened and the others are used; when none opens,
         the first one's error is raised. opener: instead of open_link (--firmware's, which flashes first)."""
         kw = {"opener": opener} if opener is not None else {}
+        todo = urls or [f"emu://{kind}?clock=virtual" for kind in sorted(kinds)]
+        if len(todo) < 2:
+            return cls([Driver.open(url, trace_dir=trace_dir, **kw) for url in todo])
+        # several units open side by side (a handshake waits on its unit most of the time): 2,000 in seconds
+        # (one at a time with an opener: flashing firmware starts a QEMU or a programmer per unit)
+        pool = ThreadPoolExecutor(1 if opener is not None else min(OPENING_AT_ONCE, len(todo)),
+                                  thread_name_prefix="open")
+        futures = [pool.submit(Driver.open, url, trace_dir=trace_dir, **kw) for url in todo]
         opened: list[Driver] = []
         unopened: list[Unopened] = []
         first: HarnessError | None = None
         try:
-            for url in urls or [f"emu://{kind}?clock=virtual" for kind in sorted(kinds)]:
+            for url, fut in zip(todo, futures):
                 try:
-                    opened.append(Driver.open(url, trace_dir=trace_dir, **kw))
+                    opened.append(fut.result())
                 except HarnessError as exc:
-                    if len(urls) < 2:
-                        raise
                     first = first or exc
                     unopened.append(Unopened(url, url_kind(url), str(exc)))
-        except BaseException:
-            for d in opened:
-                d.close()
+        except BaseException:       # Ctrl-C: the opens under way end, and every unit opened is given back
+            pool.shutdown(wait=True, cancel_futures=True)
+            for fut in futures:
+                if fut.done() and not fut.cancelled() and fut.exception() is None:
+                    fut.result().close()
             raise
+        pool.shutdown()
         if not opened and first is not None:
             raise first
         return cls(opened, unopened)

@@ -49,7 +49,14 @@ class ResultStore:
         is given up: this result and the later ones stay whole in memory, as before there was one."""
         if self._fh is None:
             return res.kept(partial(self._text_of_verdict, res.scenario.unit))
-        data = self._json_of(res).encode("ascii")      # json.dumps escapes everything else
+        return self.put_text(res, self._json_of(res))
+
+    def put_text(self, res: ScenarioResult, text: str) -> ScenarioResult:
+        """put(), given the result's JSON text already made (by a worker process of `run -j`): res may
+        already be the kept() form, which is then kept as it is."""
+        if self._fh is None:
+            return res.kept(partial(self._text_of_verdict, res.scenario.unit))
+        data = text.encode("ascii")      # json.dumps escapes everything else
         with self._lock:
             if self.failure is not None:
                 return res
@@ -66,6 +73,11 @@ class ResultStore:
             self._where[id(kept)] = at, len(data)
             self._held.append(kept)
         return kept
+
+    @property
+    def keeps_text(self) -> bool:
+        """Whether put() writes each scenario's JSON (there is a results file or a results store to make)."""
+        return self._fh is not None
 
     def holds(self, res: ScenarioResult) -> bool:
         return id(res) in self._where
