@@ -158,8 +158,13 @@ class Conformance:
             return []
         lines, self._console_cursor = console.after(self._console_cursor)
         est = self._estimate()
-        return [{"host_us": ln.host_us, "dev_us": int(est.to_device(ln.host_us)) if est is not None else None,
-                 "text": ln.text} for ln in lines]
+        out = []
+        for ln in lines:
+            dev = int(est.to_device(ln.host_us)) if est is not None else None
+            # before the clock's zero: read before the boot the clock sync belongs to (a reboot since), no time
+            out.append({"host_us": ln.host_us, "dev_us": dev if dev is not None and dev >= 0 else None,
+                        "text": ln.text})
+        return out
 
     def _estimate(self):
         """The host-to-device mapping: the scenario driver's once it runs, before that a fit through the time
