@@ -84,3 +84,37 @@ def test_console_mistakes_are_usage_errors(tmp_path):
     assert r.returncode == 2 and "give socket://HOST:PORT or the path" in r.stderr, r.stderr
     r = run("--console", str(tmp_path), "--console", str(tmp_path))
     assert r.returncode == 2 and "2 --console for 1 device(s)" in r.stderr, r.stderr
+
+
+def test_conform_puts_the_console_lines_of_each_check_in_its_json_and_junit(tmp_path):
+    """conform --console: each check's record holds the lines read while it ran, stamped in host µs and, once
+    the time sync check has run, in device µs through the clock sync; JUnit's system-out says them too."""
+    import xml.etree.ElementTree as ET
+    stop = threading.Event()
+    port = talker(stop)
+    try:
+        r = subprocess.run([sys.executable, "-m", "unohil.harness.cli", "conform", "--device",
+                            "emu://showdown?clock=real", "--console", f"socket://127.0.0.1:{port}", "--no-scenarios",
+                            "-q", "--json", str(tmp_path / "c.json"), "--junit", str(tmp_path / "c.xml"),
+                            "--store", "off"], capture_output=True, text=True, cwd=ROOT, timeout=300)
+    finally:
+        stop.set()
+    assert r.returncode in (0, 1), r.stdout[-2000:] + r.stderr
+    checks = json.loads((tmp_path / "c.json").read_text())["checks"]
+    lines = [(i, c) for i, check in enumerate(checks) for c in check.get("console", [])]
+    numbers = [int(c["text"].split()[1]) for _, c in lines]
+    assert len(numbers) > 20 and numbers == list(range(numbers[0], numbers[0] + len(numbers)))   # none lost, none twice
+    assert len({i for i, _ in lines}) > 5                      # spread over the checks that ran while they came
+    assert all(a["host_us"] <= b["host_us"] for (_, a), (_, b) in zip(lines, lines[1:]))
+    # device time from the time sync check on (before it there is no mapping, and the line says so: None)
+    first_synced = next(k for k, (_, c) in enumerate(lines) if c["dev_us"] is not None)
+    synced = [c for _, c in lines[first_synced:]]
+    assert len(synced) > 3 and all(c["dev_us"] is not None for c in synced)
+    assert all(c["dev_us"] is None for _, c in lines[:first_synced])
+    # the emulated unit's clock runs at the host's: device minus host time is the same for every line, to within
+    # the sync's uncertainty and a reader thread's delay
+    offsets = [c["dev_us"] - c["host_us"] for c in synced]
+    assert max(offsets) - min(offsets) < 20_000, (min(offsets), max(offsets))
+    first_check = checks[lines[0][0]]["name"]
+    case = next(tc for tc in ET.parse(tmp_path / "c.xml").iter("testcase") if tc.get("name") == first_check)
+    assert f"tick {numbers[0]}" in case.findtext("system-out")

@@ -97,12 +97,30 @@ def test_the_unit_answers_and_prints_its_state_changes_on_its_console(images):
 def test_the_firmware_passes_the_quick_acceptance_run_under_qemu(images, tmp_path, kind):
     """Each kind's ELF (the same unit core and port, the kind's game): conform --quick, nothing failed."""
     r = unohil("conform", "--device", f"qemu:{images[kind]}", "--quick", "-q", "--json", str(tmp_path / "c.json"),
-               timeout=600)
+               "--junit", str(tmp_path / "c.xml"), "--store", "off", timeout=600)
     assert r.returncode == 0, r.stdout[-4000:] + r.stderr
     checks = json.loads((tmp_path / "c.json").read_text())["checks"]
     assert len(checks) > 50
     assert [c for c in checks if c["status"] not in ("pass", "skip")] == []
     assert re.search(r"\d+ passed, 0 failed, \d+ skipped .*: PARTIAL \(quick run", r.stdout), r.stdout[-2000:]
+    _console_of_each_check_is_placed_on_the_units_clock(checks, tmp_path / "c.xml")
+
+
+def _console_of_each_check_is_placed_on_the_units_clock(checks: list, junit):
+    """The unit's console (its UART1, read by default) in each check's record: the firmware starts each line
+    with its own device time, and the state changes it logs as they happen; conform's device time for the
+    line, through the clock sync from the host time of its read, lands within the read's latency of it."""
+    import xml.etree.ElementTree as ET
+    lines = [(c["name"], ln) for c in checks for ln in c.get("console", [])]
+    assert len(lines) > 20 and all(a["host_us"] <= b["host_us"] for (_, a), (_, b) in zip(lines, lines[1:]))
+    states = [(int(ln["text"].split()[0]), ln["dev_us"]) for _, ln in lines
+              if re.match(r"\d+ state ", ln["text"]) and ln["dev_us"] is not None]
+    assert len(states) > 5
+    late = [dev - own for own, dev in states]
+    assert all(-2_000 < d < 100_000 for d in late), sorted(late)        # never before the unit printed it
+    name, first = next((n, ln) for n, ln in lines if ln["dev_us"] is not None)
+    case = next(tc for tc in ET.parse(junit).iter("testcase") if tc.get("name") == name)
+    assert f"device {first['dev_us']} us (host {first['host_us']} us): {first['text']}" in case.findtext("system-out")
 
 
 def test_a_receive_ring_too_small_for_a_burst_does_not_conform_and_the_message_says_why(images):

@@ -152,3 +152,46 @@ def test_the_browser_check_catches_a_script_error(results, tmp_path):
     assert "undefinedThing is not defined" in re.search(r"<body([^>]*)>", dom).group(1)
     assert 'data-ready' not in re.search(r"<body([^>]*)>", dom).group(1)
     assert any("Uncaught ReferenceError: undefinedThing" in line for line in _console(log))
+
+
+CLOSE_PRESSES = """
+name: presses 1 ms apart
+unit: showdown
+config: {countdown_min_us: 2000000, countdown_max_us: 2000000}
+steps: [{load: 2}, {press: timer, at: start + 1000}, {press: paddle_a, at: green + 180000},
+        {press: paddle_b, at: green + 181000}]
+expect: {verdict: {loser: b}}
+"""
+
+# Run in the page by chromium: every pair of mark labels of a timeline whose boxes, as the browser lays the
+# text out, share horizontal room and stand less than a line of labels (9 px) apart.
+FIND_OVERLAPS = """<script>
+var found = [];
+document.querySelectorAll("svg.timeline").forEach(function (svg) {
+  var boxes = Array.from(svg.querySelectorAll("text.label")).map(function (t) {
+    var b = t.getBBox(); return {text: t.textContent, x0: b.x, x1: b.x + b.width, y: +t.getAttribute("y")}; });
+  boxes.forEach(function (a, i) { boxes.slice(i + 1).forEach(function (b) {
+    if (a.x0 < b.x1 && b.x0 < a.x1 && Math.abs(a.y - b.y) < 9) found.push(a.text + "/" + b.text); }); });
+});
+document.body.dataset.overlaps = found.join(" ");
+document.body.dataset.labels = document.querySelectorAll("text.label").length;
+</script></body>"""
+
+
+def test_labels_of_marks_1_ms_apart_do_not_overlap_in_chromium(tmp_path):
+    """Two presses 1 ms apart put their verdict times a few pixels apart on the zoomed timeline: their labels
+    stack on lines of their lane rather than print over each other, as the browser lays them out."""
+    (tmp_path / "close.yaml").write_text(CLOSE_PRESSES)
+    assert main(["run", str(tmp_path / "close.yaml"), "-q", "--json", str(tmp_path / "r.json"), "--store", "off"]) == 0
+    doc = json.loads((tmp_path / "r.json").read_text())
+    race = doc["scenarios"][0]["results"][0]
+    times = {m.label: m.t_us for m in race_timeline(race, "showdown").marks if m.lane == TIMES}
+    assert times["press_b_us"] - times["press_a_us"] == 1000
+    page = tmp_path / "report.html"
+    page.write_text(report_html(doc).replace("</body>", FIND_OVERLAPS, 1))
+    dom, _ = dump_dom(page, tmp_path)
+    body = re.search(r"<body([^>]*)>", dom).group(1)
+    assert 'data-overlaps=""' in body, body
+    labels = re.findall(r'<text class="label"[^>]*>([^<]*)</text>', dom)
+    assert {"press_a_us", "press_b_us", "green_us", "decisive_us", "knowable_us"} <= set(labels)
+    assert f'data-labels="{len(labels)}"' in body

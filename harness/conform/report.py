@@ -22,6 +22,9 @@ class CheckResult:
     gap: bool = True        # a skip leaves part of the SPEC unchecked (False: nothing there applies to this unit)
     decisions: tuple[str, ...] = ()     # the SPEC decision ids it covers (a check's decisions=, a scenario's covers)
     scenario: bool = False              # a scenario of the library, not a protocol check
+    # the unit's debug console while it ran: {"host_us", "dev_us" (the unit's clock through the clock sync,
+    # None before there is one), "text"}, as run's races carry theirs
+    console: list[dict] = field(default_factory=list, repr=False)
 
     @property
     def title(self) -> str:
@@ -30,11 +33,23 @@ class CheckResult:
     def as_dict(self) -> dict:
         return {"section": self.title, "name": self.name, "status": self.status, "detail": self.detail,
                 "seconds": round(self.seconds, 6), "unchecked": self.status is Outcome.SKIP and self.gap,
-                "decisions": list(self.decisions)}
+                "decisions": list(self.decisions)} | ({"console": self.console} if self.console else {})
 
     def record(self) -> Record:
         return Record(suite=self.title, name=self.name, outcome=self.status, message=self.detail.split("\n")[0],
-                      detail=self.detail, seconds=self.seconds, classname=f"conform.{self.title}")
+                      detail=self.detail, seconds=self.seconds, classname=f"conform.{self.title}",
+                      output="\n".join(console_text(self.console)))
+
+
+CONSOLE_LINES = 200     # of a check's console in a JUnit system-out; the JSON has them all
+
+
+def console_text(lines: list[dict]) -> list[str]:
+    """A check's console lines for a report's text: 'console, device 1234567 us (host 89 us): text'."""
+    out = [f"console, {'device ' + str(ln['dev_us']) + ' us' if ln.get('dev_us') is not None else 'device time unknown'}"
+           f" (host {ln['host_us']} us): {ln['text']}" for ln in lines]
+    return out[:CONSOLE_LINES] + ([f"... {len(out) - CONSOLE_LINES} more console lines"]
+                                  if len(out) > CONSOLE_LINES else [])
 
 
 @dataclass

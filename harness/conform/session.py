@@ -34,6 +34,9 @@ class Conformance:
         self.recipe: dict = {}
         self.boot_seed = 0
         self.syncs: list[tuple[int, int, int, int]] = []        # t1, t2, t3, t4 (t2, t3 raw u32)
+        self.driver = None          # the scenario library's driver, once it runs: its clock sync stamps the console
+        self._console_cursor = 0    # the unit's console lines handed to checks so far (ConsoleReader.after)
+        self._clock: tuple[int, object] = (0, None)     # the console's clock: (syncs it was fitted on, estimate)
 
     # ---- the run ----
     def run(self) -> Report:
@@ -141,9 +144,40 @@ class Conformance:
 
     def _record(self, res: CheckResult) -> None:
         self.current = None
+        res.console = self._console_lines()
         self.report.checks.append(res)
         if self.progress is not None:
             self.progress(res)
+
+    def _console_lines(self) -> list[dict]:
+        """The unit's console lines since the last check was recorded (a check owns what the unit printed
+        while it ran and while the harness recovered after it), each stamped in host µs at its read and in
+        device µs through the clock sync (None before the time sync check has run)."""
+        console = getattr(self.link, "console", None)
+        if console is None:
+            return []
+        lines, self._console_cursor = console.after(self._console_cursor)
+        est = self._estimate()
+        out = []
+        for ln in lines:
+            dev = int(est.to_device(ln.host_us)) if est is not None else None
+            # before the clock's zero: read before the boot the clock sync belongs to (a reboot since), no time
+            out.append({"host_us": ln.host_us, "dev_us": dev if dev is not None and dev >= 0 else None,
+                        "text": ln.text})
+        return out
+
+    def _estimate(self):
+        """The host-to-device mapping: the scenario driver's once it runs, before that a fit through the time
+        sync check's exchanges (the unit's raw µs: within a 71-minute epoch of the clock, as a run is)."""
+        if self.driver is not None and self.driver.clock.estimate is not None:
+            return self.driver.clock.estimate
+        if self.syncs and self._clock[0] != len(self.syncs):
+            from unohil.harness.session.clocksync import ClockSync, SyncSample
+            clock = ClockSync()
+            for t1, t2, t3, t4 in self.syncs:
+                clock.add(SyncSample(t1, t2, t3, t4))
+            self._clock = (len(self.syncs), clock.estimate)
+        return self._clock[1]
 
     def _recover(self) -> None:
         """After a failed check, so that the next one starts clean: no stimuli, a new game."""
@@ -204,7 +238,7 @@ class Conformance:
             self._record(CheckResult(section, "scenario library", Outcome.SKIP, f"no {self.kind} scenarios selected"))
             return
         self.w.quiet(self.w.burst_us())
-        drv = Driver(self.link)
+        drv = self.driver = Driver(self.link)
         try:
             drv.hello(expect_kind=self.kind)
         except DeviceMismatch as exc:       # an IDENTITY no scenario can run on (the protocol checks say why)

@@ -144,6 +144,26 @@ def _scaled_axis(x, gaps, end: float, y: int, height: int) -> list[str]:
     return out
 
 
+LABEL_STEP = 9          # px between the lines of labels a lane stacks
+LABEL_CHAR_PX = 6.6     # an 11 px sans-serif character's width, rounded up (digits and lower case)
+
+
+def label_levels(labels: list[tuple[object, float, str]]) -> dict[int, tuple[object, int]]:
+    """Each label (its lane, its mark's x, its text; in order of x) on the first line (1, 2, ...) of its lane
+    where it clears the labels already there, so marks a few pixels apart (verdict times 1 ms apart) stack
+    their labels rather than print them over each other: {index: (lane, line)}."""
+    ends: dict[object, list[float]] = {}         # per lane, where each line's last label ends
+    out = {}
+    for i, (lane, x, text) in enumerate(labels):
+        lines = ends.setdefault(lane, [])
+        line = next((n for n, stop in enumerate(lines) if stop <= x), len(lines))
+        if line == len(lines):
+            lines.append(0.0)
+        lines[line] = x + 3 + LABEL_CHAR_PX * len(text) + 4
+        out[i] = (lane, line + 1)
+    return out
+
+
 def timeline_svg(tl: Timeline, title: str) -> str:
     left, width, row_h = 130, 820, 22
     lanes: list[tuple[str, str]] = [(STATE, "state")]
@@ -153,8 +173,6 @@ def timeline_svg(tl: Timeline, title: str) -> str:
         lanes.append((RIG, "rig"))
     if any(m.lane == CONSOLE for m in tl.marks):
         lanes.append((CONSOLE, "console"))
-    row_y = {lane: 18 + i * row_h for i, lane in enumerate(lanes)}
-    height = 18 + len(lanes) * row_h
     end = max(tl.end_us * 1.05, 1)     # room for the labels of the last marks
     times = [m.t_us for m in tl.marks] + [t for s in tl.spans for t in (s.start_us, s.end_us)]
     window = min((m.t_us for m in tl.marks if m.lane == TIMES), default=None)
@@ -162,6 +180,16 @@ def timeline_svg(tl: Timeline, title: str) -> str:
 
     def squeezed(t: int) -> bool:
         return any(a < t < b for a, b in gaps)
+    lane_row = {INPUTS: (INPUTS, "inputs"), EVENTS: (EVENTS, "events"), TIMES: (TIMES, "verdict times"),
+                RIG: (RIG, "rig"), CONSOLE: (CONSOLE, "console")}
+    marks = sorted(tl.marks, key=lambda m: m.t_us)
+    level = label_levels([(lane_row[m.lane], x(m.t_us), m.label) for m in marks if not squeezed(m.t_us)])
+    lane_h = {lane: row_h + LABEL_STEP * max(0, max((lv for (ln, lv) in level.values() if ln == lane), default=0) - 2)
+              for lane in lanes}
+    row_y, y = {}, 18
+    for lane in lanes:
+        row_y[lane], y = y, y + lane_h[lane]
+    height = y
     parts = [f'<svg class="timeline" data-kind="{e(tl.kind)}" width="{left + width + 20}" height="{height + 20}" '
              f'role="img" aria-label="{e(title)}">']
     parts += _scaled_axis(x, gaps, end, 14, height - 14)
@@ -180,16 +208,17 @@ def timeline_svg(tl: Timeline, title: str) -> str:
                      f'{e(duration_rounded(s.end_us))}</title></rect>')
         if s.value and w > 8 * len(s.value):
             parts.append(f'<text x="{x(s.start_us) + 3:.1f}" y="{y + 15}">{e(s.value)}</text>')
-    lane_row = {INPUTS: (INPUTS, "inputs"), EVENTS: (EVENTS, "events"), TIMES: (TIMES, "verdict times"),
-                RIG: (RIG, "rig"), CONSOLE: (CONSOLE, "console")}
-    for i, m in enumerate(sorted(tl.marks, key=lambda m: m.t_us)):
-        y = row_y[lane_row[m.lane]]
-        c = COLOURS[m.kind]
+    placed = iter(level.values())
+    for m in marks:
+        lane = lane_row[m.lane]
+        y, c = row_y[lane], COLOURS[m.kind]
+        at = None if squeezed(m.t_us) else next(placed)[1]      # a label in a compressed stretch is left out
         parts.append(f'<g class="mark {e(m.kind)}"><line x1="{x(m.t_us):.1f}" x2="{x(m.t_us):.1f}" y1="{y + 2}" '
-                     f'y2="{y + row_h - 2}" stroke="{c}" stroke-width="{3 if m.kind == "verdict" else 2}"'
+                     f'y2="{y + lane_h[lane] - 2}" stroke="{c}" stroke-width="{3 if m.kind == "verdict" else 2}"'
                      + (' stroke-dasharray="3 2"/>' if m.kind == "expected" else "/>")
-                     + ("" if squeezed(m.t_us) else       # a label in a compressed stretch would only overlap the others
-                        f'<text x="{x(m.t_us) + 3:.1f}" y="{y + 8 + (i % 2) * 9}" fill="{c}">{e(m.label)}</text>')
+                     + ("" if at is None else
+                        f'<text class="label" x="{x(m.t_us) + 3:.1f}" y="{y + 8 + (at - 1) * LABEL_STEP}" '
+                        f'fill="{c}">{e(m.label)}</text>')
                      + f'<title>{e(duration_rounded(m.t_us))} ({m.t_us} us): {e(m.detail or m.label)}</title></g>')
     parts.append("</svg>")
     return "".join(parts)

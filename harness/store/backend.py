@@ -47,6 +47,7 @@ class Store:
         self.where = where
         self.conn = conn
         self.dialect = dialect
+        self._types: dict[str, dict[str, str]] = {}
 
     @classmethod
     def open(cls, where: str, *, upto: int | None = None) -> "Store":
@@ -103,10 +104,43 @@ class Store:
         with self._said():
             self.conn.cursor().execute(self._sql(sql), args)
 
-    def many(self, sql: str, rows: list[tuple]) -> None:
-        if rows:
-            with self._said():
-                self.conn.cursor().executemany(self._sql(sql), rows)
+    def many(self, table: str, columns: tuple[str, ...], rows: list[tuple]) -> None:
+        """Many rows into `table`. On PostgreSQL one INSERT ... SELECT FROM unnest(one array a column): the
+        driver's executemany costs a round trip a row, and a multi-row VALUES list of thousands of parameters
+        costs the server more to parse than the rows cost to write (docs/store.md has the figures)."""
+        if not rows:
+            return
+        cols = ", ".join(columns)
+        with self._said():
+            cur = self.conn.cursor()
+            if self.dialect != "postgresql":
+                cur.executemany(f"INSERT INTO {table} ({cols}) VALUES ({', '.join('?' * len(columns))})", rows)
+                return
+            types = self._column_types(table)
+            arrays = ", ".join(f"%s::{types[c]}[]" for c in columns)
+            cur.execute(f"INSERT INTO {table} ({cols}) SELECT * FROM unnest({arrays})", [list(c) for c in zip(*rows)])
+
+    def insert_many(self, table: str, columns: tuple[str, ...], rows: list[tuple]) -> list[int]:
+        """Many rows into `table`; their new ids, in the rows' order. PostgreSQL draws the ids from the table's
+        sequence in one query and inserts them with the rows (the order of a batch's RETURNING rows is not
+        promised); SQLite, in the process, inserts row by row."""
+        if not rows:
+            return []
+        if self.dialect != "postgresql":
+            marks = ", ".join("?" * len(columns))
+            return [self.insert(f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({marks})", row) for row in rows]
+        ids = [r[0] for r in self.rows(f"SELECT nextval(pg_get_serial_sequence('{table}', 'id')) "
+                                       "FROM generate_series(1, ?)", (len(rows),))]
+        self.many(table, ("id", *columns), [(i, *row) for i, row in zip(ids, rows)])
+        return ids
+
+    def _column_types(self, table: str) -> dict[str, str]:
+        """A PostgreSQL table's column types (bigint, text, ...), asked once per open store."""
+        if table not in self._types:
+            self._types[table] = dict(self.rows(
+                "SELECT column_name, data_type FROM information_schema.columns WHERE table_name = ? "
+                "AND table_schema = current_schema()", (table,)))
+        return self._types[table]
 
     def commit(self) -> None:
         with self._said():

@@ -28,22 +28,21 @@ def record(store: Store, doc: dict, command: str, results_path: str | None = Non
          sum(summary.get(k, 0) for k in ("link_error", "reset", "error", "interrupted")),
          summary.get("races", 0), time.time(), flaky))
     units = {d.get("url"): _unit(store, run_id, d) for d in doc.get("devices", [])}
-    for sc in scenarios:
-        scenario_id = store.insert(
-            "INSERT INTO scenarios (run_id, unit_id, kind, name, file, line, status, races, failed_races, error, "
-            "flaky) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (run_id, units.get(sc.get("device")), sc.get("unit", ""), sc["name"], sc.get("file"), sc.get("line"),
-             str(sc["status"]), sc.get("races", 0), sc.get("failed_races", 0), sc.get("error") or None,
-             int(bool(sc.get("flaky")))))
-        figures = []
-        for race in sc.get("results", []):
-            race_id = store.insert(
-                "INSERT INTO races (scenario_id, idx, status, verdict, flaky) VALUES (?, ?, ?, ?, ?)",
-                (scenario_id, race.get("index", 0), str(race["status"]),
-                 json.dumps(race.get("verdicts") or [], sort_keys=True), int(bool(race.get("flaky")))))
-            figures += [(race_id, name, int(value)) for name, value in (race.get("latency") or {}).items()
-                        if (name in FIGURES or command == "bench") and value is not None]
-        store.many("INSERT INTO figures (race_id, name, value_us) VALUES (?, ?, ?)", figures)
+    scenario_ids = store.insert_many(
+        "scenarios", ("run_id", "unit_id", "kind", "name", "file", "line", "status", "races", "failed_races",
+                      "error", "flaky"),
+        [(run_id, units.get(sc.get("device")), sc.get("unit", ""), sc["name"], sc.get("file"), sc.get("line"),
+          str(sc["status"]), sc.get("races", 0), sc.get("failed_races", 0), sc.get("error") or None,
+          int(bool(sc.get("flaky")))) for sc in scenarios])
+    races = [(scenario_id, race) for scenario_id, sc in zip(scenario_ids, scenarios) for race in sc.get("results", [])]
+    race_ids = store.insert_many(
+        "races", ("scenario_id", "idx", "status", "verdict", "flaky"),
+        [(scenario_id, race.get("index", 0), str(race["status"]), json.dumps(race.get("verdicts") or [], sort_keys=True),
+          int(bool(race.get("flaky")))) for scenario_id, race in races])
+    store.many("figures", ("race_id", "name", "value_us"),
+               [(race_id, name, int(value)) for race_id, (_, race) in zip(race_ids, races)
+                for name, value in (race.get("latency") or {}).items()
+                if (name in FIGURES or command == "bench") and value is not None])
     store.commit()
     return run_id
 
@@ -103,10 +102,10 @@ def _record_conform(store: Store, doc: dict, results_path: str | None) -> int:
          statuses.count("fail"), statuses.count("skip"),
          len(statuses) - sum(statuses.count(s) for s in ("pass", "fail", "skip")), 0, time.time()))
     _unit(store, run_id, device_from_identity(doc.get("device") or "", doc.get("identity") or {}))
-    store.many("INSERT INTO checks (run_id, section, name, status, detail) VALUES (?, ?, ?, ?, ?)",
+    store.many("checks", ("run_id", "section", "name", "status", "detail"),
                [(run_id, c.get("section", ""), c["name"], str(c["status"]), c.get("detail") or None) for c in checks])
     cov = doc.get("coverage") or {}
-    store.many("INSERT INTO coverage (run_id, item, status) VALUES (?, ?, ?)",
+    store.many("coverage", ("run_id", "item", "status"),
                [(run_id, item.get("title") or item.get("id"), item.get("status", ""))
                 for part in ("sections", "decisions") for item in cov.get(part, [])])
     store.commit()
