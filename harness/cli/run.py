@@ -66,7 +66,8 @@ def add_parser(sub) -> None:
     p.add_argument("--flaky-passes", action="store_true",
                    help="with --rerun-failed: a run whose only failures are flaky exits 0")
     p.add_argument("-j", "--jobs", type=_jobs, default=None, metavar="N",
-                   help="run the scenarios in N processes, one merged report (default: the number of cores); only "
+                   help="run the scenarios in N processes, one merged report (default: the number of cores for a run of "
+                        f"{AUTO_JOBS_RACES} races or more, else 1); only "
                         "for emulators on the virtual clock (emu://KIND?clock=virtual, the default), other units "
                         "run in this process")
     add_store_argument(p)
@@ -171,11 +172,18 @@ def main(args) -> int:
         return _report(console, fmt, args, started, scenarios, results, rack, health, devices, stop, store)
 
 
+AUTO_JOBS_RACES = 5000      # races from which a run without -j spreads its units over the cores
+
+
 def _how_many_jobs(console: Console, args, scenarios, rack: Rack) -> int:
-    """-j as given (the number of cores when not), 1 when the units cannot be spread over processes
-    (saying why when -j was asked for), never more than there are scenarios to run."""
+    """-j as given (when not: the number of cores for a run long enough to pay for starting workers, else 1),
+    1 when the units cannot be spread over processes (saying why when -j was asked for), never more than
+    there are units with scenarios to run."""
     from unohil.harness.run.processes import why_not_parallel
-    jobs = args.jobs if args.jobs is not None else (os.cpu_count() or 1)
+    if args.jobs is not None:
+        jobs = args.jobs
+    else:       # a worker costs about 1 s to start: the library's 324 races took 2.7 s with -j 2, 1.0-3.0 s with -j 1
+        jobs = (os.cpu_count() or 1) if sum(len(sc.races) for sc in scenarios) >= AUTO_JOBS_RACES else 1
     if jobs > 1 and not rack.unopened:
         why = why_not_parallel([d.url for d in rack.drivers], args)
         if why is None:     # never more processes than units with work: a unit's scenarios stay together
