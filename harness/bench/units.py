@@ -110,6 +110,15 @@ RACES: dict[str, tuple[Callable, Callable]] = {
 }
 
 
+def unit_identity(d: Driver) -> dict:
+    """What the unit is, as a results file names it (the store records its firmware from this)."""
+    ident = d.identity
+    if ident is None:
+        return {"kind": d.kind}
+    return {"kind": d.kind, "serial": ident.serial, "firmware": f"{ident.fw_major}.{ident.fw_minor}.{ident.fw_patch}",
+            "boot_id": ident.boot_id, "catalog_crc": f"{ident.catalog_crc:#06x}"}
+
+
 def verdict_latencies(d: Driver, races: int, origin_us: int | None, seed: int = 1,
                       progress: Callable[[int, int], None] | None = None, stop: Callable[[], object] | None = None,
                       into: dict | None = None) -> dict:
