@@ -252,6 +252,7 @@ SLOW_TESTS = {
     "test_rig.py": {
         "test_a_1ms_poll_loop_scanning_a_first_is_a_skew_toward_a_of_half_its_period",
         "test_a_300us_skew_on_side_b_is_found_within_20us",
+        "test_a_17us_skew_under_50us_of_jitter_is_found_with_the_count_the_tool_chose",
         "test_a_bad_rig_section_fails_at_its_line",
         "test_a_clean_path_is_fair",
         "test_rig_mode_catches_a_polling_unit",

@@ -63,6 +63,33 @@ def test_bench_stopped_by_a_signal_keeps_every_finished_race(tmp_path, sigs):
     assert f"interrupted by {name}" in err.read_text()
 
 
+@pytest.mark.parametrize("sigs", [(signal.SIGINT,), (signal.SIGTERM,), (signal.SIGHUP,),
+                                  (signal.SIGTERM, signal.SIGTERM)], ids=["INT", "TERM", "HUP", "TERM twice"])
+def test_bench_through_a_rig_stopped_by_a_signal_keeps_every_finished_race(tmp_path, sigs):
+    """An emulated rig, virtual clock: the signal comes once 20 races were done; every race kept is whole
+    (its floor sample with it), and the unit is named (the store records its firmware)."""
+    err = tmp_path / "err.txt"
+    with open(err, "w") as fh:
+        proc = subprocess.Popen(_bench(tmp_path, "--device", "emu://showdown?clock=virtual", "--rig", "emurig://",
+                                       "--races", "100000"), cwd=ROOT, stdout=subprocess.DEVNULL, stderr=fh)
+        try:
+            _wait_for(proc, err, "bench: 20/100000 races through the rig")
+            for sig in sigs:
+                proc.send_signal(sig)
+            proc.wait(timeout=60)
+        finally:
+            proc.kill()
+    name = signal.Signals(sigs[0]).name
+    assert proc.returncode == STATUS[sigs[0]], err.read_text()
+    doc = json.loads((tmp_path / "b.json").read_text())
+    assert doc["interrupted"].startswith(f"interrupted by {name}")
+    done = doc["races_done"]
+    assert 20 <= done < 100000 and sum(doc["outcomes"].values()) == done
+    assert doc["distributions"]["floor_loopback_us"]["n"] == done
+    assert doc["identity"]["kind"] == "showdown" and doc["identity"]["firmware"]
+    assert f"interrupted by {name}" in err.read_text()
+
+
 @pytest.mark.parametrize("shell", ["| true", "> /dev/full"])   # true: a reader gone before the report
 def test_bench_with_a_failing_console_keeps_its_results(tmp_path, shell):
     cmd = " ".join(f"'{a}'" for a in _bench(tmp_path, "--device", "emu://showdown?clock=virtual", "--races", "30"))

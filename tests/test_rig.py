@@ -206,6 +206,25 @@ def test_a_clean_path_is_fair():
     assert lo <= 0 <= hi and abs(r["skew_toward_a_us"]) <= 20
 
 
+@pytest.mark.parametrize("seed", [2, 3])
+def test_a_17us_skew_under_50us_of_jitter_is_found_with_the_count_the_tool_chose(seed):
+    """The interval is the races' (a bootstrap over races at offsets drawn at random), not a sweep step's:
+    each edge late by a further 0..50 us blurs the flip over ~100 us, and the tool races on until its
+    interval is +-5 us; a clean path under the same jitter is found level."""
+    unit, rig = open_drivers(f"emu://showdown?clock=virtual&seed={seed}", f"emurig://?skew_paddle_b=17us&jitter=50us&seed={seed}")
+    s = RigSession(unit, rig)
+    s.wire()
+    r = measure(s, tie=False, seed=seed)
+    lo, hi = r["interval_us"]
+    assert 0 < lo <= 17 <= hi and (hi - lo) / 2 <= 5
+    assert r["fine"]["races"] >= 300 and r["races"] > r["fine"]["races_all_brackets"]
+    unit, rig = open_drivers(f"emu://showdown?clock=virtual&seed={seed}", f"emurig://?jitter=50us&seed={seed}")
+    s = RigSession(unit, rig)
+    s.wire()
+    level = measure(s, tie=False, seed=seed)
+    assert level["interval_us"][0] <= 0 <= level["interval_us"][1]
+
+
 def test_a_1ms_poll_loop_scanning_a_first_is_a_skew_toward_a_of_half_its_period():
     # A is read 1 us before B in every cycle: whenever both presses fall in one cycle, A is judged first,
     # so B must be earlier by more than the press's place in the cycle: half a period on average

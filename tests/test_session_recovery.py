@@ -158,6 +158,19 @@ def test_a_command_the_unit_got_damaged_is_sent_again_at_once(command):
     assert d.health.naks_unattributed == 1 and d.health.retries == 1
 
 
+@pytest.mark.parametrize("command", ["status", "config_get"])
+def test_the_command_sent_with_seq_0xffff_gets_its_reply(command):
+    """Our seqs wrap through 0xFFFF (SPEC 3.1), and the reply to that command names cmd_seq 0xFFFF: it is
+    the command's, not an unattributed NAK (that also names type 0xFF). A long fairness sweep sends
+    65,536 commands and more."""
+    with Driver.open(URL) as d:
+        d._tx_seq = 0xFFFE
+        for _ in range(3):           # seqs 0xFFFE, 0xFFFF, 0
+            d.status() if command == "status" else d.config_get("countdown_min_us")
+        assert d._tx_seq == 1
+        assert d.health.naks_unattributed == 0 and d.health.retries == 0
+
+
 # ---- a lost link: waited for with growing pauses, within the outage budget ----
 
 class FakeTime:

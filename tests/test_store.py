@@ -178,10 +178,14 @@ def test_bench_records_its_samples_as_races(tmp_path, capsys):
     where = str(tmp_path / "s.sqlite")
     out = tmp_path / "b.json"
     assert main(["bench", "--kind", "showdown", "--races", "10", "--json", str(out), "--store", where]) == 0
-    samples = json.loads(out.read_text())["units"]["showdown"]["samples"]["processing_us"]
+    unit = json.loads(out.read_text())["units"]["showdown"]
+    samples, identity = unit["samples"]["processing_us"], unit["identity"]
     with Store.open(where) as store:
         (trend,) = h.trend(store, "processing_us", h.Filter(kind="showdown"))
         assert store.rows("SELECT command, races FROM runs") == [("bench", 10)]
+        assert store.rows("SELECT kind, firmware, serial, boot_id FROM units") == [
+            ("showdown", identity["firmware"], identity["serial"], identity["boot_id"])]
+    assert identity["firmware"].count(".") == 2     # the unit's own, from its IDENTITY
     assert trend["n"] == len(samples) == 10 and trend["max"] == max(samples)
     assert trend["p50"] == h.quantile(samples, 50)
 

@@ -31,7 +31,7 @@ import time
 from unohil.protocol.devtime import diff
 
 from unohil.harness.session.driver import Driver
-from unohil.harness.bench.units import AHEAD_US, verdict_latencies
+from unohil.harness.bench.units import AHEAD_US, unit_identity, verdict_latencies
 from unohil.harness.text import duration
 
 PCTS = (("min", 0), ("p50", 50), ("p90", 90), ("p99", 99), ("p99.9", 99.9), ("max", 100))
@@ -171,7 +171,7 @@ def run_bench(url: str | None, races: int, kinds: tuple[str, ...] = ("showdown",
                 result["link"] = target.split("://", 1)[0]
             with Driver.open(target, kind=kind) as d:
                 d.sync_clock(32)
-                lat: dict = {}
+                lat: dict = {"identity": unit_identity(d)}
                 where = target if url is not None else f"emulator ({d.kind}, pty)"
                 result["_in_progress"] = (d.kind, where, lat, d.clock.estimate.as_dict)
                 verdict_latencies(d, races, origin, progress=lambda done, total, k=d.kind: print(
@@ -194,7 +194,7 @@ def run_bench(url: str | None, races: int, kinds: tuple[str, ...] = ("showdown",
 
 def _unit_figures(where: str, lat: dict, clock: dict, races: int) -> dict:
     done = len(lat.get("processing_us", ()))
-    out = {"device": where, "late_stimuli": lat.get("late_stimuli", 0), "outcomes": dict(lat.get("outcomes", {})),
+    out = {"device": where, "identity": lat.get("identity"), "late_stimuli": lat.get("late_stimuli", 0), "outcomes": dict(lat.get("outcomes", {})),
            "clock": clock, "races_done": done,
            "distributions": {k: distribution(lat.get(k, [])) for k in UNIT_LABELS},
            "samples": {k: lat.get(k, []) for k in UNIT_LABELS}, "ratios": {}}

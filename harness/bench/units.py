@@ -41,6 +41,13 @@ def _wait(d: Driver, name: str):
     return d.wait_for(lambda f: f.msg.NAME == name, VERDICT_WAIT_US, name)
 
 
+def _verdict(d: Driver, name: str) -> tuple:
+    """The verdict and the host time the waiting code got it: taken here, before anything the race does
+    after its verdict (a wait for a later press), which is no part of the delivery."""
+    v = _wait(d, name)
+    return v, d.now_us()
+
+
 def setup_showdown(d: Driver) -> None:
     d.apply_config({"countdown_min_us": 500_000, "countdown_max_us": 500_000, "beep_interval_us": 2_000_000})
 
@@ -53,16 +60,16 @@ def showdown_race(d: Driver, rng: random.Random):
     kind = rng.random()
     if kind < 0.1:                                  # a false start: adjudicated at the press
         _inject(d, start.dev_us + AHEAD_US, first)
-        return _wait(d, "SD_VERDICT")
+        return _verdict(d, "SD_VERDICT")
     green = _wait(d, "SD_GREEN")
     t1 = green.dev_us + max(AHEAD_US, rng.randrange(150_000, 450_000))
     second = t1 + (rng.randrange(0, d.config_cache.get("tie_window_us", 1000)) if kind < 0.225
                    else rng.randrange(10_000, 200_000))
     _inject(d, t1, first)
     _inject(d, second, other)
-    v = _wait(d, "SD_VERDICT")
+    verdict = _verdict(d, "SD_VERDICT")
     d.wait_until(second)        # the later press, often after the verdict: not into the next race (SPEC 4.9)
-    return v
+    return verdict
 
 
 def setup_flash(d: Driver) -> None:
@@ -80,7 +87,7 @@ def flash_race(d: Driver, rng: random.Random):
     opponents = [p for p in (0, 1, 2) if p != selected.msg.player]
     for p in opponents:
         _inject(d, buzzer.dev_us + max(AHEAD_US, rng.randrange(150_000, 450_000)), f"player_{p}")
-    return _wait(d, "FL_BUZZER_VERDICT")       # at the slowest press: nothing is left pending
+    return _verdict(d, "FL_BUZZER_VERDICT")       # at the slowest press: nothing is left pending
 
 
 def setup_launcher(d: Driver) -> None:
@@ -93,7 +100,7 @@ def launcher_race(d: Driver, rng: random.Random):
     d.input("load_cards", value=3)
     d.input("door", "release")
     d.input("button")
-    return _wait(d, "LA_RESULT")
+    return _verdict(d, "LA_RESULT")
 
 
 RACES: dict[str, tuple[Callable, Callable]] = {
@@ -101,6 +108,15 @@ RACES: dict[str, tuple[Callable, Callable]] = {
     "flash": (setup_flash, flash_race),
     "launcher": (setup_launcher, launcher_race),
 }
+
+
+def unit_identity(d: Driver) -> dict:
+    """What the unit is, as a results file names it (the store records its firmware from this)."""
+    ident = d.identity
+    if ident is None:
+        return {"kind": d.kind}
+    return {"kind": d.kind, "serial": ident.serial, "firmware": f"{ident.fw_major}.{ident.fw_minor}.{ident.fw_patch}",
+            "boot_id": ident.boot_id, "catalog_crc": f"{ident.catalog_crc:#06x}"}
 
 
 def verdict_latencies(d: Driver, races: int, origin_us: int | None, seed: int = 1,
@@ -126,13 +142,12 @@ def verdict_latencies(d: Driver, races: int, origin_us: int | None, seed: int = 
         d.status()
         rtt.append(d.now_us() - t0)
         try:
-            v = race(d, rng)
+            v, got = race(d, rng)
         except TooLate:
             out["late_stimuli"] += 1
             if out["late_stimuli"] > races:
                 raise
             continue
-        got = d.now_us()
         outcome = named_fields(v, unit)
         key = str(outcome["reason"]) if "reason" in outcome else f"{unit.outcome_field} {outcome[unit.outcome_field]}"
         outcomes[key] = outcomes.get(key, 0) + 1

@@ -11,7 +11,7 @@ from unohil.harness.cli.exit import Exit
 from unohil.harness.cli.signals import Interrupted, StopRequest, exit_for
 from unohil.harness.report.console import output_console
 from unohil.harness.report.files import check_writable, write_outputs
-from unohil.harness.report.results_json import json_text, plain, write_json
+from unohil.harness.report.results_json import json_text, plain
 from unohil.harness.store.config import add_store_argument, configured, record_into
 
 KINDS = tuple(cat.UNITS)
@@ -70,7 +70,8 @@ def main(args) -> int:
 
 
 def _through_rig(args) -> int:
-    from unohil.harness.rig.bench import print_report as print_rig_report, rig_latencies
+    from unohil.harness.bench.units import unit_identity
+    from unohil.harness.rig.bench import print_report as print_rig_report, rig_latencies, summarise
     from unohil.harness.rig.links import open_drivers
     from unohil.harness.rig.session import RigSession
     if args.device is None:
@@ -80,15 +81,31 @@ def _through_rig(args) -> int:
         print("error: --races must be at least 1", file=sys.stderr)
         return Exit.USAGE
     unit, rig = open_drivers(args.device, args.rig)
+    result: dict = {"device": args.device, "rig": args.rig, "identity": unit_identity(unit)}
+    with StopRequest() as stop:
+        try:
+            s = RigSession(unit, rig)
+            s.wire()
+            rig_latencies(s, args.races, stop=stop.reason, into=result, progress=lambda done, total: print(
+                f"bench: {done}/{total} races through the rig", file=sys.stderr, flush=True))
+            if stop.signum is not None:
+                result["interrupted"] = stop.reason()
+        except Interrupted:
+            summarise(result)
+            result["interrupted"] = f"{stop.reason()} (twice: the race in progress was abandoned)"
+        finally:
+            stop.finishing()
+            unit.close()
+            rig.close()
     try:
-        s = RigSession(unit, rig)
-        s.wire()
-        result = rig_latencies(s, args.races)
+        print_rig_report(result, output_console())
+        if "interrupted" in result:
+            print(f"{result['interrupted']}: the races finished are kept ({result['races_done']} of "
+                  f"{result['races']})", file=sys.stderr)
     finally:
-        unit.close()
-        rig.close()
-    result.update(device=args.device, rig=args.rig)
-    print_rig_report(result, output_console())
-    if args.json:
-        write_json(args.json, result)
-    return Exit.OK
+        failures = write_outputs([("--json", args.json, lambda: json_text(result))])
+        for line in failures:
+            print(f"error: {line}", file=sys.stderr)
+    if stop.signum is not None:
+        return exit_for(stop.signum)
+    return Exit.USAGE if failures else Exit.OK

@@ -32,7 +32,13 @@ def add_parser(sub) -> None:
                         "uno-hil docs)")
     p.add_argument("--range", dest="range_us", type=int, default=2000, metavar="US",
                    help="offsets from -US to +US between the two presses (default 2000)")
-    p.add_argument("--trials", type=int, default=6, metavar="N", help="races per offset of the fine sweep (default 6)")
+    p.add_argument("--trials", type=int, default=6, metavar="N",
+                   help="the fine sweep races in batches of 25 x N (default 6) until its interval is --precision")
+    p.add_argument("--precision", type=float, default=5.0, metavar="US",
+                   help="race on until the skew's 95%% interval is at most US either side (default 5), "
+                        "or --max-races were run")
+    p.add_argument("--max-races", type=int, default=4000, metavar="N",
+                   help="the most races the fine sweep runs for one skew (default 4000)")
     p.add_argument("--seed", type=int, default=1, help="seed of the presses' phases and of the interval's bootstrap")
     p.add_argument("--reference", default="player_0", metavar="SEAT",
                    help="a Flash base: the seat every other is raced against (default player_0)")
@@ -45,8 +51,9 @@ def add_parser(sub) -> None:
 def main(args) -> int:
     if args.json:
         check_writable(args.json, "--json")
-    if args.range_us < 8 or args.trials < 1:
-        print("error: --range must be at least 8 us and --trials at least 1", file=sys.stderr)
+    if args.range_us < 8 or args.trials < 1 or not args.precision > 0 or args.max_races < 1:
+        print("error: --range must be at least 8 us, --trials and --max-races at least 1, --precision more than 0",
+              file=sys.stderr)
         return Exit.USAGE
     unit, rig = open_drivers(args.device, args.rig)
     result: dict = {}
@@ -58,7 +65,8 @@ def main(args) -> int:
                 return Exit.USAGE
             s = RigSession(unit, rig)
             s.wire()
-            kw = dict(range_us=args.range_us, fine_trials=args.trials, seed=args.seed, stop=stop.reason)
+            kw = dict(range_us=args.range_us, fine_trials=args.trials, seed=args.seed, stop=stop.reason,
+                      precision_us=args.precision, max_races=args.max_races)
             if unit.kind == "flash":
                 if args.reference not in cat.UNITS["flash"].inputs or not args.reference.startswith("player_"):
                     print(f"error: --reference {args.reference!r} is not a seat (player_0, player_1, ...)",
@@ -124,7 +132,8 @@ def print_report(r: dict, console) -> None:
     toward = a if skew > 0 else b
     console.print(f"fairness of {r['device']} ({r['kind']}), {r['races']} races through {r['rig']}")
     console.print(f"  side skew: {abs(skew):.0f} us toward {toward} (skew toward {a}: {skew:+.0f} us, "
-                  f"95% interval {lo:+.0f} .. {hi:+.0f} us)")
+                  f"95% interval {lo:+.1f} .. {hi:+.1f} us, from {r['fine']['races']} races at offsets drawn at random "
+                  f"from {r['fine']['bracket_us'][0]:+d} .. {r['fine']['bracket_us'][1]:+d} us)")
     console.print(f"  the verdict flips where {b} presses {r['flip_us']:+.0f} us after {a} "
                   f"({'earlier' if r['flip_us'] < 0 else 'later'} by {abs(r['flip_us']):.0f} us)")
     console.print(f"  tie window from outside: {r['tie_window_us']:.0f} us "

@@ -6,10 +6,13 @@ orders, and record who the unit judged first. P_A(d), A's share (a tie counts a 
 toward A of |d*|, which is what is reported (skew_toward_a_us = -d*).
 
 The flip point is found in two sweeps: a coarse one over +-range finds the offsets between which P_A
-leaves 0 and reaches 1, a fine one over that bracket measures it, and d* is the area estimate
-lo + step * sum(1 - P_A) - step / 2 over the fine grid: exact to half a step for a sharp flip, the
-curve's mean for a blurred one (a poll loop's). The 95% interval is a bootstrap over the races (the
-trials at each offset drawn again), widened by half a step. The unit's tie parameter is at its minimum
+leaves 0 and reaches 1, a fine one races at offsets drawn at random from that bracket, a batch at a
+time, and d* is lo plus the integral of 1 - P_A over the bracket (the mean of 1 - score over the races
+times its width): exact for a sharp flip, the curve's mean for a blurred one (a poll loop's, jitter's).
+After each batch the bracket narrows to what the races say (order statistics, with a margin); the 95%
+interval is a bootstrap over the races of the last bracket, and the sweep races on until it is
+precision_us either side or max_races were run: the count is the tool's, reported, and no step decides
+the interval (there is no grid). The unit's tie parameter is at its minimum
 for this (a tie needs equal times); the tie window as seen from outside is then measured at the unit's
 own setting: half the area under P_tie over d* +- 2 windows.
 
@@ -91,18 +94,66 @@ def _grid(lo: int, hi: int, points: int, resolution: int) -> list[int]:
     return list(range(lo, hi + step, step))
 
 
-def _interval(sw: Sweep, estimate, rng: random.Random) -> tuple[float, float]:
-    values = []
-    for _ in range(BOOTSTRAP):
-        means = [sum(rng.choice(row) for _ in row) / len(row) for row in sw.scores]
-        values.append(estimate(sw.offsets, means))
-    values.sort()
-    half = (sw.offsets[1] - sw.offsets[0]) / 2
-    return values[int(0.025 * len(values))] - half, values[int(0.975 * len(values)) - 1] + half
+def _flip(lo: int, hi: int, scores: list[float]) -> float:
+    """The flip point from races at offsets drawn uniformly from the integers lo..hi: lo plus the integral
+    of 1 - P_A over the bracket (its mean times the bracket's width), less half a microsecond so that a
+    sharp flip reads half-way between the last offset B wins and the first A does."""
+    return lo + (hi - lo + 1) * sum(1.0 - x for x in scores) / len(scores) - 0.5
+
+
+def _interval(lo: int, hi: int, scores: list[float], rng: random.Random) -> tuple[float, float]:
+    """The flip point's 95% interval: a bootstrap over the races (drawn again, each whole). No step widens
+    it: the offsets are drawn at random, not from a grid."""
+    values = sorted(_flip(lo, hi, [rng.choice(scores) for _ in scores]) for _ in range(BOOTSTRAP))
+    return values[int(0.025 * len(values))], values[int(0.975 * len(values)) - 1]
+
+
+def _narrowed(lo: int, hi: int, races: list[tuple[int, float]]) -> tuple[int, int]:
+    """The bracket the races say the flip lies in (order statistics): above the highest offset below which
+    A never won, below the lowest above which A always did; twice its width added either side, as a blurred
+    flip's tails (P_A a few per cent) are seldom raced and cutting them would bias the estimate."""
+    races = sorted(races)
+    low = lo
+    for d, x in races:
+        if x > 0:
+            break
+        low = d
+    high = hi
+    for d, x in reversed(races):
+        if x < 1:
+            break
+        high = d
+    margin = 2 * (high - low) + 1
+    return max(lo, low - margin), min(hi, high + margin)
+
+
+def _fine(sweep, bracket: tuple[int, int], batch: int, precision_us: float, max_races: int,
+          rng: random.Random) -> dict:
+    """Races at offsets drawn at random from the bracket, a batch at a time, until the flip point's 95%
+    interval is at most precision_us either side or max_races were run. After each batch the bracket is
+    narrowed to what its races say; the estimate is from the races in the last bracket, all of them."""
+    lo, hi = bracket
+    races: list[tuple[int, float]] = []
+    run = 0
+    while True:
+        offsets = [rng.randint(lo, hi) for _ in range(batch)]
+        sw = sweep(offsets)
+        run += batch
+        races += [(d, row[0]) for d, row in zip(sw.offsets, sw.scores)]
+        scores = [x for _, x in races]
+        flip = _flip(lo, hi, scores)
+        ilo, ihi = _interval(lo, hi, scores, rng)
+        if (ihi - ilo) / 2 <= precision_us or run >= max_races:
+            return {"flip_us": flip, "interval": (ilo, ihi), "bracket_us": [lo, hi], "races": len(races),
+                    "races_all_brackets": run}
+        nlo, nhi = _narrowed(lo, hi, races)
+        if (nhi - nlo) * 4 <= (hi - lo) * 3:        # a quarter narrower at least: start again in it
+            lo, hi, races = nlo, nhi, []
 
 
 def measure(s: RigSession, *, range_us: int = 2000, coarse_trials: int = 3, fine_points: int = 25,
             fine_trials: int = 6, tie_trials: int = 2, seed: int = 1, seats: tuple[str, str] | None = None,
+            precision_us: float = 5.0, max_races: int = 4000,
             tie: bool = True, stop=None, into: dict | None = None) -> dict:
     """Side skew (with its 95% interval) between two seats (the kind's by default: A first) and, with tie, the
     unit's tie window, from outside. stop: asked between races, a true answer raises Stopped; into: the
@@ -138,12 +189,12 @@ def measure(s: RigSession, *, range_us: int = 2000, coarse_trials: int = 3, fine
         setup(s, own_tie)
         raise NotMeasured(f"the verdict does not flip between offsets -{range_us} and +{range_us} us "
                           f"(A's share {coarse.means[0]:.2f} .. {coarse.means[-1]:.2f}): give a larger --range")
-    fine = sweep("fine", run, _grid(*bracket, fine_points, 1), fine_trials)
-    flip = _area(fine.offsets, fine.means)
-    lo, hi = _interval(fine, _area, rng)
+    fine = _fine(lambda offsets: sweep("fine", run, offsets, 1), bracket, fine_points * fine_trials,
+                 precision_us, max_races, rng)
+    flip = fine["flip_us"]
+    lo, hi = fine.pop("interval")
     setup(s, own_tie)
-    out.update({"flip_us": flip, "skew_toward_a_us": 0.0 - flip, "interval_us": [-hi, -lo],
-                "fine": {"offsets": fine.offsets, "p_a": fine.means}})
+    out.update({"flip_us": flip, "skew_toward_a_us": 0.0 - flip, "interval_us": [-hi, -lo], "fine": fine})
     if tie:
         tie_grid = _grid(round(flip) - 2 * own_tie, round(flip) + 2 * own_tie, 2 * fine_points, 1)
         ties = sweep("tie", lambda d: "a" if run(d) == "tie" else "b", tie_grid, tie_trials)   # 1 = a tie

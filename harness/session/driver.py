@@ -264,9 +264,11 @@ class Driver(Commands, Waiting, DeviceClock):
     def _on_reply(self, frame: Frame) -> None:
         self._replies += 1
         m = frame.msg
-        if m.cmd_seq == 0xFFFF:
+        # Unattributed is a NAK naming seq 0xFFFF *and* type 0xFF (SPEC 2.6): our seqs wrap through
+        # 0xFFFF too, and the reply to the command sent with it is that command's.
+        if m.cmd_seq == 0xFFFF and m.NAME == "NAK" and m.cmd_type == 0xFF:
             self.health.naks_unattributed += 1
-            if m.NAME == "NAK" and m.error == _BAD_CRC:
+            if m.error == _BAD_CRC:
                 self._bad_crc_naks += 1
             return
         p = self._pending.get(m.cmd_seq)
