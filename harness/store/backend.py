@@ -107,7 +107,7 @@ class Store:
     def many(self, table: str, columns: tuple[str, ...], rows: list[tuple]) -> None:
         """Many rows into `table`. On PostgreSQL one INSERT ... SELECT FROM unnest(one array a column): the
         driver's executemany costs a round trip a row, and a multi-row VALUES list of thousands of parameters
-        costs the server more to parse than the rows cost to write (docs/store.md has the figures)."""
+        costs the server more to parse than the rows cost to write (docs/results-store.md has the figures)."""
         if not rows:
             return
         cols = ", ".join(columns)
