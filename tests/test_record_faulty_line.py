@@ -31,7 +31,7 @@ def _recorded(tmp_path: Path, trace: Path) -> Path:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("seed", [1, 2, 3])
+@pytest.mark.parametrize("seed", [1, 2, 3, 4, 5, 6])
 @pytest.mark.parametrize("kind", ["showdown", "flash", "launcher"])
 def test_a_recording_of_a_faulty_lines_trace_validates_and_passes_on_the_same_unit(tmp_path, capsys, kind, seed):
     unit = f"emu://{kind}?clock=virtual&seed={seed}"

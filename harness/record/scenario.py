@@ -82,10 +82,13 @@ def _steps(seg: Segment, unit) -> list[dict]:
         else:
             at, anchor = f"{'start' if not steps else 'previous'} + {edge.t - prev}", prev
         target = edge.input
-        if unit.roles is not None and started and i > 0 and edge.t > anchor and edge.input in unit.roles.buttons:
-            roles = rl.at_time(unit.roles, seg.events, anchor)
-            role = roles.role_of(unit.roles.buttons.index(edge.input)) if roles is not None else None
-            target = role or target
+        if unit.roles is not None and started and i > 0 and edge.input in unit.roles.buttons:
+            if edge.t == anchor and (earlier := _earlier_anchor(unit, seg.events, edge)) is not None:
+                at, anchor = earlier
+            if edge.t > anchor:
+                roles = rl.at_time(unit.roles, seg.events, anchor)
+                role = roles.role_of(unit.roles.buttons.index(edge.input)) if roles is not None else None
+                target = role or target
         position = _switch_position(seg.kind, edge) if edge.error is None else None
         step: dict = {"physical": {edge.input: position}, "at": at} if position else {edge.action: target, "at": at}
         if edge.value and not position:
@@ -102,6 +105,23 @@ def _steps(seg: Segment, unit) -> list[dict]:
         steps.append({"config": dict(values), "at": f"previous + {t - prev}"})
         prev = t
     return steps
+
+
+def _earlier_anchor(unit, events, edge) -> tuple[str, int] | None:
+    """For a player's press at the instant of the step before it (a role cannot be named at its anchor's own
+    time): the latest event anchor before that instant whose roles still hold at it, as (`at`, its time), so the
+    press is named by role as the person's role was; None when there is none."""
+    name_of = {event: name for name, event in unit.anchors.items()}
+    button = unit.roles.buttons.index(edge.input)
+    now = rl.at_time(unit.roles, events, edge.t)
+    for f in reversed([f for f in events if f.dev_us < edge.t and f.msg.NAME in name_of]):
+        if any(g.msg.NAME == f.msg.NAME and f.dev_us < g.dev_us <= edge.t for g in events):
+            continue        # "buzzer" names the latest buzzer at the previous step's time: not this one
+        then = rl.at_time(unit.roles, events, f.dev_us)
+        if then is None or now is None or then.role_of(button) is None or then.role_of(button) != now.role_of(button):
+            return None
+        return f"{name_of[f.msg.NAME]} + {edge.t - f.dev_us}", f.dev_us
+    return None
 
 
 def _switch_position(kind: str, edge) -> str | None:
