@@ -190,6 +190,20 @@ def test_bench_records_its_samples_as_races(tmp_path, capsys):
     assert trend["p50"] == h.quantile(samples, 50)
 
 
+def test_bench_through_a_rig_records_its_figures_and_the_unit(tmp_path):
+    where = str(tmp_path / "s.sqlite")
+    out = tmp_path / "b.json"
+    assert main(["bench", "--device", "emu://showdown?clock=virtual", "--rig", "emurig://", "--races", "12",
+                 "--json", str(out), "--store", where]) == 0
+    doc = json.loads(out.read_text())
+    figure = next(k for k in doc["samples"] if k.startswith("press_to_") and k.endswith("_less_floor_us"))
+    with Store.open(where) as store:
+        (trend,) = h.trend(store, figure, h.Filter(kind="showdown"))
+        assert store.rows("SELECT kind, serial, boot_id FROM units") == [
+            ("showdown", doc["identity"]["serial"], doc["identity"]["boot_id"])]
+    assert trend["n"] == len(doc["samples"][figure]) > 0 and trend["max"] == max(doc["samples"][figure])
+
+
 def test_the_default_store_is_in_the_users_data_folder_and_passwords_are_never_shown(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
     assert main(["run", f"{LIB}/ties.yaml", "-q", "--store", "default"]) == 0

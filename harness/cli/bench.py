@@ -106,6 +106,7 @@ def _through_rig(args) -> int:
         failures = write_outputs([("--json", args.json, lambda: json_text(result))])
         for line in failures:
             print(f"error: {line}", file=sys.stderr)
+    record_into(configured(args.store), lambda: plain(result), "bench", args.json)
     if stop.signum is not None:
         return exit_for(stop.signum)
     return Exit.USAGE if failures else Exit.OK

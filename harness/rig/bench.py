@@ -175,7 +175,7 @@ def summarise(out: dict) -> dict:
     for name in [k for k in figures if k.startswith(PHYSICAL)]:
         figures[name.removesuffix("_us") + "_less_floor_us"] = [v - least for v in figures[name]]
     out.update({"races_done": done, "outcomes": dict(sorted(outcomes.items())), "floor_median_us": median,
-                "floor_least_us": least,
+                "floor_least_us": least, "samples": figures,
                 "distributions": {k: distribution(v) for k, v in figures.items()},
                 "means": {k: sum(v) / len(v) for k, v in figures.items() if v}})
     return out

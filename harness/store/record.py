@@ -14,8 +14,8 @@ def record(store: Store, doc: dict, command: str, results_path: str | None = Non
     """The document as one stored run, in one transaction; its id."""
     if "checks" in doc and "coverage" in doc:
         return _record_conform(store, doc, results_path)
-    if doc.get("bench") and isinstance(doc.get("units"), dict):
-        doc = bench_as_run(doc)
+    if (doc.get("bench") and isinstance(doc.get("units"), dict)) or ("rig" in doc and "samples" in doc):
+        doc = bench_as_run(doc)         # `bench`, or `bench --rig`'s document
     summary = doc.get("summary", {})
     scenarios = doc.get("scenarios", [])
     flaky = sum(1 for s in scenarios if s.get("flaky"))
@@ -49,9 +49,14 @@ def record(store: Store, doc: dict, command: str, results_path: str | None = Non
 
 def bench_as_run(doc: dict) -> dict:
     """`unohil bench --json` as a run: per unit kind a scenario `bench` whose i-th race holds each figure's i-th
-    sample (its figures' names as the bench gives them: processing_us, read_us, delivered_us, command_rtt_us)."""
+    sample (its figures' names as the bench gives them: processing_us, read_us, delivered_us, command_rtt_us;
+    through a rig, press_to_OUTPUT_us and the rest of rig/bench.py's)."""
     scenarios, devices = [], []
-    for kind, unit in doc["units"].items():
+    units = doc.get("units")
+    if units is None:       # `bench --rig`: one unit, its figures from the physical press (harness/rig/bench.py)
+        units = {doc["kind"]: {"samples": doc.get("samples"), "device": doc.get("device"),
+                               "identity": doc.get("identity")}} if doc.get("kind") else {}
+    for kind, unit in units.items():
         samples = unit.get("samples") or {}
         n = max((len(v) for v in samples.values()), default=0)
         races = [{"index": i, "status": "pass", "latency": {k: v[i] for k, v in samples.items() if i < len(v)}}
