@@ -52,21 +52,10 @@ def main(args) -> int:
             cut_short(result, f"{stop.reason()} (twice: the race in progress was abandoned)")
         finally:
             stop.finishing()
-    try:
-        print_report(result, output_console())
-        if "interrupted" in result:
-            print(f"{result['interrupted']}: the races finished are kept" +
-                  (f"; not run: {', '.join(result['not_run'])}" if result.get("not_run") else "") +
-                  (f"; {result['floors']}" if "floors" in result else ""), file=sys.stderr)
-    finally:
-        # whatever the console did, the file holds every race that finished
-        failures = write_outputs([("--json", args.json, lambda: json_text(result))])
-        for line in failures:
-            print(f"error: {line}", file=sys.stderr)
-    record_into(configured(args.store), lambda: plain(result), "bench", args.json)
-    if stop.signum is not None:
-        return exit_for(stop.signum)
-    return Exit.USAGE if failures else Exit.OK
+    def cut() -> str:
+        return ((f"; not run: {', '.join(result['not_run'])}" if result.get("not_run") else "") +
+                (f"; {result['floors']}" if "floors" in result else ""))
+    return _finish(args, stop, result, lambda: print_report(result, output_console()), cut)
 
 
 def _through_rig(args) -> int:
@@ -97,11 +86,17 @@ def _through_rig(args) -> int:
             stop.finishing()
             unit.close()
             rig.close()
+    return _finish(args, stop, result, lambda: print_rig_report(result, output_console()),
+                   lambda: f" ({result['races_done']} of {result['races']})")
+
+
+def _finish(args, stop: StopRequest, result: dict, report, cut) -> int:
+    """The console's report, then (whatever the console did) the file holding every race that finished and
+    the store's record; the exit status. cut(): what an interrupted run adds to its one line."""
     try:
-        print_rig_report(result, output_console())
+        report()
         if "interrupted" in result:
-            print(f"{result['interrupted']}: the races finished are kept ({result['races_done']} of "
-                  f"{result['races']})", file=sys.stderr)
+            print(f"{result['interrupted']}: the races finished are kept{cut()}", file=sys.stderr)
     finally:
         failures = write_outputs([("--json", args.json, lambda: json_text(result))])
         for line in failures:
