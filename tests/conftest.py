@@ -71,6 +71,7 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.slow)
 
 
+@pytest.hookimpl(optionalhook=True)        # xdist's hook: a run with -p no:xdist has no such hook
 def pytest_xdist_make_scheduler(config, log):
     """Under -n, tests go out one at a time as with --dist load, except the soaks: test_soak.py goes
     whole to one worker, so its totals reuse the soaks run there instead of running them again."""

@@ -206,6 +206,15 @@ def test_the_firmware_conforms_and_passes_the_whole_library(images, kind, tmp_pa
         run = unohil("run", f"fixtures/scenarios/{kind}", *[a for p in pool for a in ("--device", p)],
                      timeout=1500)
         out, _ = conform.communicate(timeout=1500)
+        if conform.returncode == 2 and "port in use by another program" in out:
+            # another process held the pty's lock as conform opened it (seen once in CI, where the suite runs
+            # beside this run and its tests open and reopen ptys of their own): nothing ran; conform once more,
+            # now that the pool's run is over
+            print(out[-500:])
+            conform = subprocess.run([sys.executable, "-m", "unohil.harness.cli", "conform", "--device", conform_pty,
+                                      "-q", "--json", str(tmp_path / "conform.json")], cwd=ROOT, capture_output=True,
+                                     text=True, timeout=1500)
+            out = conform.stdout + conform.stderr
     print(out[-1500:])
     print(run.stdout[-1500:])
     assert conform.returncode == 0, out[-4000:]
@@ -287,12 +296,19 @@ def injected_events(url: str, kind: str, seed: int, edges) -> list[tuple]:
                 d.wait_until(base + until, collect=events)
         d.wait_until(d.device_now() + 1_500_000, collect=events)
     out = []
+    produced = None         # the header time of the last verdict: PR-7 stamps what it brings with it
     for f in events:
         if f.msg.NAME in ("ACK", "NAK", "CONFIG_VALUE", "STATUS", "TIME_SYNC_REPLY", "IDENTITY"):
             continue
         payload = {k: (v - base if k in TIME_FIELDS and v != 0xFFFFFFFF else v)
                    for k, v in f.msg._asdict().items() if k != "event_seq"}
-        out.append((f.msg.NAME, None if f.msg.NAME in VERDICTS else f.time_us - base, payload))
+        if f.msg.NAME in VERDICTS:
+            produced = f.time_us
+        elif f.time_us != produced or f.msg.NAME == "INPUT_SEEN":      # another work: an input's, a timer's
+            produced = None
+        # a verdict's header is when it was produced, and so are the headers of the events it brings (PR-7):
+        # only their payloads are compared
+        out.append((f.msg.NAME, None if produced is not None else f.time_us - base, payload))
     first_edge = next(i for i, e in enumerate(out) if e[0] == "INPUT_SEEN")
     return out[first_edge:]
 
@@ -304,7 +320,8 @@ def test_the_firmware_agrees_with_the_emulator_on_random_edges(images, kind):
     """Two implementations of the SPEC (the C firmware, written from the SPEC, and the Python emulator)
     given the same seed, configuration and random injected edges, at boundaries too, produce the same
     events: payloads, order and header times (a verdict's header is when it was produced, so only its
-    payload is compared). A difference is a bug in one of them or a rule the SPEC leaves open."""
+    payload is compared, as are those of the events it brings, PR-7). A difference is a bug in one of them or a
+    rule the SPEC leaves open."""
     import random
     for trial in range(4):
         rng = random.Random(f"{kind}-{trial}")

@@ -150,9 +150,11 @@ class AttackGame(Game):
     def refill(self) -> None:
         t, unit = self.table, self.unit
         # the launcher keeps its cards from round to round (nothing takes cards out of it), so it never
-        # holds more than leaves the next deal its 7 cards a player and a first card: a 98-card magazine
-        # (LA-14) could otherwise swallow the deck of a game of two or more
-        room = min(unit.capacity, len(t.deck) - 7 * len(t.hands) - 1) - unit.inside
+        # holds more than leaves the next deal its 7 cards a player and a number card to start the pile
+        # whatever the shuffle (every card that is not a number could be among those left outside): a
+        # 98-card magazine (LA-14) could otherwise swallow the deck, or leave no number card to start with
+        not_numbers = sum(1 for c in t.deck if not c.rank.isdigit())
+        room = min(unit.capacity, len(t.deck) - 7 * len(t.hands) - 1 - not_numbers) - unit.inside
         if not t.draw:
             t.reshuffle()
         n = min(room, len(t.draw))
