@@ -37,16 +37,14 @@ def _unit_kept(u: dict) -> None:
     assert u["distributions"]["processing_us"]["n"] == done
 
 
-@pytest.mark.parametrize("sigs", [(signal.SIGINT,), (signal.SIGTERM,), (signal.SIGHUP,),
-                                  (signal.SIGTERM, signal.SIGTERM)], ids=["INT", "TERM", "HUP", "TERM twice"])
-def test_bench_stopped_by_a_signal_keeps_every_finished_race(tmp_path, sigs):
-    """Emulators on ptys, real clock: the signal comes once 50 Showdown races were done."""
+def _signalled_bench(tmp_path, sigs, line: str, *args):
+    """`unohil bench ARGS` sent sigs once its stderr says line: (its JSON, the first signal's name, stderr's
+    path), after checking the exit status that signal owes and the JSON's interrupted reason."""
     err = tmp_path / "err.txt"
     with open(err, "w") as fh:
-        proc = subprocess.Popen(_bench(tmp_path, "--races", "400", "--kind", "showdown", "--kind", "flash"),
-                                cwd=ROOT, stdout=subprocess.DEVNULL, stderr=fh)
+        proc = subprocess.Popen(_bench(tmp_path, *args), cwd=ROOT, stdout=subprocess.DEVNULL, stderr=fh)
         try:
-            _wait_for(proc, err, "bench: showdown 50/400 races")
+            _wait_for(proc, err, line)
             for sig in sigs:
                 proc.send_signal(sig)
             proc.wait(timeout=60)
@@ -56,6 +54,15 @@ def test_bench_stopped_by_a_signal_keeps_every_finished_race(tmp_path, sigs):
     assert proc.returncode == STATUS[sigs[0]], err.read_text()
     doc = json.loads((tmp_path / "b.json").read_text())
     assert doc["interrupted"].startswith(f"interrupted by {name}")
+    return doc, name, err
+
+
+@pytest.mark.parametrize("sigs", [(signal.SIGINT,), (signal.SIGTERM,), (signal.SIGHUP,),
+                                  (signal.SIGTERM, signal.SIGTERM)], ids=["INT", "TERM", "HUP", "TERM twice"])
+def test_bench_stopped_by_a_signal_keeps_every_finished_race(tmp_path, sigs):
+    """Emulators on ptys, real clock: the signal comes once 50 Showdown races were done."""
+    doc, name, err = _signalled_bench(tmp_path, sigs, "bench: showdown 50/400 races",
+                                      "--races", "400", "--kind", "showdown", "--kind", "flash")
     (u,) = doc["units"].values()
     assert u["interrupted"] and 50 <= u["races_done"] < 400
     _unit_kept(u)
@@ -68,21 +75,8 @@ def test_bench_stopped_by_a_signal_keeps_every_finished_race(tmp_path, sigs):
 def test_bench_through_a_rig_stopped_by_a_signal_keeps_every_finished_race(tmp_path, sigs):
     """An emulated rig, virtual clock: the signal comes once 20 races were done; every race kept is whole
     (its floor sample with it), and the unit is named (the store records its firmware)."""
-    err = tmp_path / "err.txt"
-    with open(err, "w") as fh:
-        proc = subprocess.Popen(_bench(tmp_path, "--device", "emu://showdown?clock=virtual", "--rig", "emurig://",
-                                       "--races", "100000"), cwd=ROOT, stdout=subprocess.DEVNULL, stderr=fh)
-        try:
-            _wait_for(proc, err, "bench: 20/100000 races through the rig")
-            for sig in sigs:
-                proc.send_signal(sig)
-            proc.wait(timeout=60)
-        finally:
-            proc.kill()
-    name = signal.Signals(sigs[0]).name
-    assert proc.returncode == STATUS[sigs[0]], err.read_text()
-    doc = json.loads((tmp_path / "b.json").read_text())
-    assert doc["interrupted"].startswith(f"interrupted by {name}")
+    doc, name, err = _signalled_bench(tmp_path, sigs, "bench: 20/100000 races through the rig",
+                                      "--device", "emu://showdown?clock=virtual", "--rig", "emurig://", "--races", "100000")
     done = doc["races_done"]
     assert 20 <= done < 100000 and sum(doc["outcomes"].values()) == done
     assert doc["distributions"]["floor_loopback_us"]["n"] == done
