@@ -246,6 +246,39 @@ def test_ctrl_c_in_the_first_milliseconds_is_one_line_or_the_interpreters_own(sc
     assert "one line" in seen, seen
 
 
+INTERRUPTED_INSIDE_EXTENSION_CODE = """
+import argparse, ctypes, os, signal, sys
+from unohil.harness.cli import app
+
+def command(_args):
+    # What an extension module does at import (yaml's Cython code runs Python text with PyRun_String):
+    # the signal comes while that text runs
+    run = ctypes.pythonapi.PyRun_String
+    run.restype, run.argtypes = ctypes.py_object, [ctypes.c_char_p, ctypes.c_int, ctypes.py_object, ctypes.py_object]
+    names = {"os": os, "signal": signal}
+    run(b"os.kill(os.getpid(), signal.SIGINT)\\nfor _ in range(10**7): pass\\n", 257, names, names)
+
+class Parser(argparse.ArgumentParser):
+    def parse_args(self, argv):
+        args = real(argv).parse_args(argv)
+        args.func = command
+        return args
+
+real, app.build_parser = app.build_parser, lambda argv: Parser()
+sys.exit(app.main(["validate", "fixtures/scenarios"]))
+"""
+
+
+def test_ctrl_c_while_extension_code_runs_is_one_line_and_130(tmp_path):
+    """CPython marks a KeyboardInterrupt that leaves code run by PyRun_String (yaml's extension at import)
+    and, run with -m, then ends the process by SIGINT whatever main returned (a CI run saw it once in 12
+    tries). The command line's SIGINT is its own exception, so the status is the one it says."""
+    (tmp_path / "interrupted_inside.py").write_text(INTERRUPTED_INSIDE_EXTENSION_CODE)
+    r = subprocess.run([sys.executable, "-m", "interrupted_inside"], cwd=ROOT, capture_output=True, text=True,
+                       timeout=60, env={**os.environ, "PYTHONPATH": str(tmp_path)})
+    assert (r.returncode, r.stderr) == (130, "interrupted by SIGINT\n")
+
+
 # ---- output-path mistakes: one message each, before anything runs ----
 
 @pytest.fixture

@@ -73,12 +73,13 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     saved = {}
     if threading.current_thread() is threading.main_thread():
-        # First thing, whatever the process inherited (`&` in a script ignores SIGINT): Ctrl-C raises
-        # KeyboardInterrupt even during start-up, SIGTERM and SIGHUP end a command the way it does (a
-        # message, its own exit status), not silently; run and conform stop at a safe point and write
-        # their results instead (cli/signals.py)
-        saved = {s: signal.signal(s, h) for s, h in ((signal.SIGINT, signal.default_int_handler),
-                                                     (signal.SIGTERM, _terminate), (signal.SIGHUP, _terminate))}
+        # First thing, whatever the process inherited (`&` in a script ignores SIGINT): SIGINT, SIGTERM
+        # and SIGHUP end a command the way it does (a message, its own exit status), not silently; run
+        # and conform stop at a safe point and write their results instead (cli/signals.py). Not
+        # KeyboardInterrupt: one raised while an extension module runs code at import (yaml's, Cython's
+        # PyRun_String) leaves the interpreter marked, and it then ends itself by SIGINT whatever status
+        # main returns.
+        saved = {s: signal.signal(s, _terminate) for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
     guard = console_guard.install()
     try:
         status = _command(argv)
