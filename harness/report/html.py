@@ -350,7 +350,10 @@ def _scenario(i: int, s: dict) -> list[str]:
     return out
 
 
-def report_html(doc: dict, source: str = "") -> str:
+def report_html(run, source: str = "") -> str:
+    """The page of a run (report/run_record.py RunRecord), drawn from its results document."""
+    from unohil.harness.report.results_json import plain, results_json
+    doc = plain(results_json(run))
     summary = doc.get("summary", {})
     started = datetime.fromtimestamp(doc.get("started_unix", 0), timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
     out = ['<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">',
