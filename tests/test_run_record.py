@@ -97,3 +97,19 @@ def test_vcd_and_perfetto_are_the_same_from_the_file(runs):
     assert list(run_vcds(loaded, when)) == vcds
     trace = run_perfetto(live)
     assert trace["traceEvents"] and run_perfetto(loaded) == trace
+
+
+def test_what_only_some_runs_have_comes_back_from_the_file(runs, tmp_path):
+    """A race's console lines, the reasons it was run again, a rig's view, and the signal that stopped the
+    run: read back from a file that has them, the record writes them again, and JUnit shows the console."""
+    _, loaded = runs
+    doc = json.loads("".join(results_json_chunks(loaded)))
+    race = doc["scenarios"][0]["results"][0]
+    race |= {"reruns": ["the link was lost"], "rig": {"worst": {"timestamp_error_us": -12}},
+             "console": [{"dev_us": 5, "host_us": 9, "text": "boot ok"}]}
+    doc["scenarios"][0]["rig"] = {"timestamp_error_us": -12}
+    doc["interrupted"] = {"signal": "SIGTERM", "not_run": 3}
+    (tmp_path / "r.json").write_text(json.dumps(doc), encoding="utf-8")
+    back = load_run(tmp_path / "r.json")
+    assert json.loads(json_text(results_json(back))) == doc
+    assert "console, race 0, +5 us: boot ok" in run_junit(back)
