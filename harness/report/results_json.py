@@ -2,11 +2,10 @@
 from __future__ import annotations
 
 import json
-import time
 
 from unohil.harness.outcome import tally
 from unohil.harness.report.files import write_results
-from unohil.harness.report.run_record import SCHEMA_VERSION, RunRecord
+from unohil.harness.report.run_record import SCHEMA_VERSION, RunRecord, scenario_from_dict
 from unohil.harness.run.results import ScenarioResult
 from unohil.harness.session.health import LinkHealth
 
@@ -63,21 +62,14 @@ def stored_document(run: RunRecord) -> dict:
     return doc
 
 
-def merged_results_json(parts: list[dict], started: float) -> dict:
-    """One results document from the parts of several processes (pytest's xdist workers), each a dict of
-    scenarios (as results_json writes them), devices and health."""
-    from unohil.harness.outcome import Outcome
-    scenarios = [sc for part in parts for sc in part["scenarios"]]
-    health: dict[str, int] = {}
+def merged_run(parts: list[dict], started: float) -> RunRecord:
+    """One record of the parts of several processes (pytest's xdist workers), each a dict of scenarios (as
+    results_json writes them), devices and health."""
+    health = LinkHealth()
     for part in parts:
-        for key, value in part["health"].items():
-            health[key] = health.get(key, 0) + value
-    return {"schema": SCHEMA_VERSION, "tool": "unohil", "started_unix": round(started, 3),
-            "duration_s": round(time.time() - started, 3), "devices": [d for part in parts for d in part["devices"]],
-            "summary": {"scenarios": len(scenarios), **tally(Outcome(sc["status"]) for sc in scenarios),
-                        "flaky": sum(bool(sc.get("flaky")) for sc in scenarios),
-                        "races": sum(len(sc["results"]) for sc in scenarios)},
-            "health": health, "scenarios": scenarios}
+        health.add(LinkHealth(**part["health"]))
+    return RunRecord([scenario_from_dict(sc) for part in parts for sc in part["scenarios"]],
+                     [d for part in parts for d in part["devices"]], health, started).ended()
 
 
 def results_part(results: list[ScenarioResult], health: LinkHealth, devices: list[dict]) -> dict:
