@@ -19,7 +19,6 @@ GENERATED: frozenset[str] = frozenset()
 
 #: Modules over MAX_MODULE_LINES today -> their lines: to be split, never to grow.
 MODULES_OVER = {
-    "protocol/schema.py": 730,              # the catalogue's checker: _Reader by section of messages.yaml
     "tests/test_emulator_flash.py": 921,
     "tests/test_conform_mutants.py": 824,
     "tests/test_emulator_showdown.py": 645,
@@ -27,7 +26,6 @@ MODULES_OVER = {
 }
 #: Functions over MAX_FUNCTION_LINES today ("path:qualified name") -> their lines.
 FUNCTIONS_OVER = {
-    "protocol/schema.py:_Reader.unit": 86,
 }
 
 
