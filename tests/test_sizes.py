@@ -17,16 +17,10 @@ MAX_FUNCTION_LINES = 80
 #: tables, the C library and the vectors, not Python).
 GENERATED: frozenset[str] = frozenset()
 
-#: Modules over MAX_MODULE_LINES today -> their lines: to be split, never to grow.
-MODULES_OVER = {
-    "tests/test_emulator_flash.py": 921,
-    "tests/test_conform_mutants.py": 824,
-    "tests/test_emulator_showdown.py": 645,
-    "tests/test_emulator_launcher.py": 602,
-}
-#: Functions over MAX_FUNCTION_LINES today ("path:qualified name") -> their lines.
-FUNCTIONS_OVER = {
-}
+#: Modules over MAX_MODULE_LINES today -> their lines: to be split, never to grow (none today).
+MODULES_OVER: dict[str, int] = {}
+#: Functions over MAX_FUNCTION_LINES today ("path:qualified name") -> their lines (none today).
+FUNCTIONS_OVER: dict[str, int] = {}
 
 
 def _files() -> list[Path]:
