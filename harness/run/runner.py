@@ -256,13 +256,8 @@ class Runner(Anchoring):
                 and d.timing.worst_round_trip_us() == 0 and d.timing.late_us() == 0)
 
     def _race(self, sc: Scenario, env: dict, race: RaceResult) -> None:
-        start, events = self._begin_race(sc, env, race)
-        anchors = {"start": start, "previous": start}
-        scheduled, last_t = self._schedule_steps(sc, env, race, anchors, events, start)
-        self._collect_race(sc, env, race, anchors, events, scheduled, start, last_t)
-
-    def _begin_race(self, sc: Scenario, env: dict, race: RaceResult) -> tuple[int, list[Frame]]:
-        """The unit brought to a known state and the race's time zero fixed: (start, the race's events so far)."""
+        """One race: the unit brought to a known state and time zero fixed here, then its steps scheduled
+        (_schedule_steps) and what the unit said collected and judged (_collect_race)."""
         d = self.d
         d.inbox.clear()
         self._queue: list = []
@@ -282,7 +277,9 @@ class Runner(Anchoring):
         self._file = sc.file
         events: list[Frame] = []
         race.frames = events        # what came so far, kept if an anchor never comes (unohil replay compares it)
-        return start, events
+        anchors = {"start": start, "previous": start}
+        scheduled, last_t = self._schedule_steps(sc, env, race, anchors, events, start)
+        self._collect_race(sc, env, race, anchors, events, scheduled, start, last_t)
 
     def _schedule_steps(self, sc: Scenario, env: dict, race: RaceResult, anchors: dict, events: list[Frame],
                         start: int) -> tuple[list[tuple[Step, int, int, int]], int]:
