@@ -93,8 +93,8 @@ def one_way(samples: int, interval_us: int = 2000) -> tuple[list[int], list[int]
     from unohil.harness.links import FdLink
     raw_master, raw_slave = _pty_pair()
     frame_master, frame_slave = _pty_pair()
-    child = subprocess.Popen([sys.executable, "-m", "unohil.harness.measure.link_floor", "paired", str(raw_master), str(frame_master),
-                              str(samples), str(interval_us)], pass_fds=(raw_master, frame_master),
+    child = subprocess.Popen([sys.executable, "-m", "unohil.harness.measure.link_floor", "paired", str(raw_master),
+                              str(frame_master), str(samples), str(interval_us)], pass_fds=(raw_master, frame_master),
                              stdout=subprocess.PIPE, text=True)
     os.close(raw_master)
     os.close(frame_master)
@@ -125,7 +125,8 @@ def floor_timer(samples: int) -> list[int]:
 
 def floor_round_trip(samples: int) -> list[int]:
     master, slave = _pty_pair()
-    child = subprocess.Popen([sys.executable, "-m", "unohil.harness.measure.link_floor", "echo", str(master)], pass_fds=(master,))
+    child = subprocess.Popen([sys.executable, "-m", "unohil.harness.measure.link_floor", "echo", str(master)],
+                             pass_fds=(master,))
     os.close(master)
     out = []
     packet = bytes(16)
