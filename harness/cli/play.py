@@ -10,7 +10,7 @@ from rich.console import Console
 
 from unohil.harness.cli.exit import Exit
 from unohil.harness.cli.signals import Interrupted, StopRequest, exit_for
-from unohil.harness.errors import UsageError
+from unohil.harness.errors import HarnessError, UsageError
 from unohil.harness.outcome import Outcome, Record
 from unohil.harness.report.console import FORMATS, choose_format
 from unohil.harness.report.files import check_writable, write_results
@@ -108,7 +108,10 @@ def _game(args, d, n: int, view):
     if trace is not None:
         result.trace = str(trace.path)
         if result.status == "fail":
-            result.scenario = _scenario(args.kind, trace.path, result, result.unit)
+            try:
+                result.scenario = _scenario(args.kind, trace.path, result, result.unit)
+            except HarnessError as exc:     # the game's result and the other games' still count and are written
+                print(f"game {n}'s scenario was not written: {exc}", file=sys.stderr)
     result.unit = None
     return result, stats
 
@@ -134,7 +137,7 @@ def _scenario(kind: str, trace_path: Path, result, unit) -> str:
         header.append("what a conforming unit does with the game's inputs (the reference emulator)")
     else:
         header.append("what the unit did: without reference_rng another unit draws otherwise")
-    text = scenario_text(kind, source, f"game {result.number} (seed {result.seed})", header)
+    text = scenario_text(kind, source, f"game {result.number} (seed {result.seed})", header, reference=unit.reference)
     if not text:
         return ""
     path = trace_path.with_suffix(".yaml")
