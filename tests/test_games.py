@@ -266,6 +266,40 @@ def test_a_failed_game_fails_the_command_and_leaves_a_scenario_that_fails_again(
     assert replayed in capsys.readouterr().out
     assert app.main(["run", str(scenario), "--device", f"emu://{kind}", "--format", "lines"]) == 0
 
+
+def test_a_failed_flash_game_says_the_units_last_turn_end_in_its_own_words(capsys):
+    """The line of a failed game says how the unit ended the last turn, with the reason it gave: the mutant's
+    selection that broke the prediction, `next`, naming the player the failure says it got."""
+    from unohil.harness.cli import app
+    from unohil.harness.links import register_scheme
+    register_scheme("gamesmutant", _open_mutant)
+    assert app.main(["play", "flash", "--device", "gamesmutant://flash", "--format", "lines"]) == 1
+    text = capsys.readouterr().out
+    got = re.search(r"player selected, predicted from SPEC 6.3: got (\d+), expected \d+\n +the unit, last: (.*)\n",
+                    text)
+    assert got, text
+    assert got.group(2) == f"next: player {got.group(1)} selected"
+
+
+def test_the_live_views_label_is_the_units_reason_for_each_way_a_flash_turn_ends():
+    from collections import Counter
+    from unohil.harness.cli.play import outcome_label
+    labels, reasons = [], Counter()
+    with Driver.open("emu://flash") as d:
+        def told(f):
+            labels.append(outcome_label("flash", f))
+            reasons[(f.msg.NAME, f.msg.reason)] += 1
+        play_one("flash", d, 5, 3, 1, on_outcome=told)
+    forms = {r"start: player \d selected", r"next: player \d selected", r"after_timeout: player \d selected",
+             r"after_flag: player \d selected", r"timeout: player \d draws 2", r"buzzer_slowest: player \d draws 2",
+             r"buzzer race, slowest: slowest player \d", r"buzzer race, non_presser: slowest player \d"}
+    assert {f for f in forms if any(re.fullmatch(f, x) for x in labels)} == forms
+    assert all(any(re.fullmatch(f, x) for f in forms | {r"buzzer race, slowest_tie: slowest player \d"})
+               for x in labels), set(labels)
+    # one label per turn end the unit announced, each with the reason the unit gave
+    assert len(labels) == sum(reasons.values())
+    assert sum(x.startswith("next:") for x in labels) == reasons[("FL_SELECTED", 1)]
+
 def test_the_same_seed_plays_the_same_game_in_any_process():
     """Nothing a game decides may hang on the order a set of strings iterates in, which changes with the
     process's hash seed: a player's choice of colour between two they hold as many of did."""

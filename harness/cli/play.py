@@ -99,7 +99,7 @@ def _game(args, d, n: int, view):
     trace = _trace(d, args.trace, n)
     try:
         result, stats = play_one(args.kind, d, game_seed(args.seed, n), args.players, n,
-                                 compressed=args.compressed, on_verdict=view.verdict,
+                                 compressed=args.compressed, on_outcome=view.outcome,
                                  on_start=view.start, **kw)
     finally:
         if trace is not None:
@@ -162,6 +162,24 @@ def _outputs(args, url, results, totals, started) -> None:
         write_results(args.junit, junit_xml(f"unohil play {args.kind}", records), "--junit")
 
 
+def outcome_label(kind: str, frame) -> str:
+    """How the unit says a showdown, race, press or turn ended, in its own words (its reason's enum name): the
+    verdict as reports word it ('first_press: loser b', 'fired 6'), a buzzer race's ('buzzer race, slowest_tie:
+    slowest player 1'), a Flash selection ('after_timeout: player 2 selected') or penalty ('timeout: player 2 draws 2')."""
+    from unohil.harness.report.verdicts import outcome_text
+    from unohil.harness.session.trace import frame_record
+    rec = frame_record("rx", frame)
+    v = {**rec["fields"], **rec.get("names", {})}
+    name = rec["type"]
+    if name == "FL_SELECTED":
+        return printable(f"{v['reason']}: player {v['player']} selected")
+    if name == "FL_PENALTY":
+        return printable(f"{v['reason']}: player {v['player']} draws {v['cards']}")
+    if name == "FL_BUZZER_VERDICT":     # its reason always: outcome_text leaves `slowest` out
+        return printable(f"buzzer race, {v['reason']}: slowest player {v['slowest']}")
+    return outcome_text(kind, v)
+
+
 class GameView:
     """A line per game anywhere; on a terminal, a live panel of the game in progress."""
 
@@ -191,17 +209,14 @@ class GameView:
             lines.append(f"round {g.round}, turn {g.turn}, scores " + "  ".join(
                 f"seat {s}: {p}" for s, p in enumerate(g.scores)))
             lines.append("  ".join(f"{k} {v}" for k, v in sorted(g.stats.counts.items())))
-        lines.append(f"the unit's last verdict: {escape(self.last)}")
+        lines.append(f"the unit, last: {escape(self.last)}")
         return "\n".join(lines)
 
     def start(self, game) -> None:
-        self.current = game
+        self.current, self.last = game, ""
 
-    def verdict(self, frame) -> None:
-        from unohil.harness.report.verdicts import outcome_text
-        from unohil.harness.session.trace import frame_record
-        rec = frame_record("rx", frame)
-        self.last = outcome_text(self.args.kind, {**rec["fields"], **rec.get("names", {})})
+    def outcome(self, frame) -> None:
+        self.last = outcome_label(self.args.kind, frame)
 
     def game(self, result, totals) -> None:
         self.done += 1
@@ -212,6 +227,8 @@ class GameView:
                 f"{result.wall_s:.2f} s")
         if not result.passed:
             line += f"\n      {printable(result.failure)}"
+            if self.last:
+                line += f"\n      the unit, last: {printable(self.last)}"
         if result.scenario:
             line += f"\n      scenario: {printable(result.scenario)} (unohil run replays it)"
         self.console.print(line, markup=False, soft_wrap=True)

@@ -31,6 +31,7 @@ NONE_U8 = 255
 class LauncherUnit(UnitAdapter):
     kind = "launcher"
     verdict = "LA_RESULT"
+    outcomes = (verdict,)
 
     def __init__(self, driver, seed, config=None, stats=None):
         super().__init__(driver, seed, config or GAME_CONFIG)

@@ -48,14 +48,14 @@ def game_seed(seed: int, number: int) -> int:
 
 
 def make(kind: str, driver, seed: int, players: int, number: int, *, variant: bool = False,
-         compressed: bool = False, model: PlayerModel | None = None, on_verdict=None):
+         compressed: bool = False, model: PlayerModel | None = None, on_outcome=None):
     """A game of `kind` on the unit behind driver, its players seated; returns the game."""
     model = model or PlayerModel()
     if compressed:
         model = model.scaled(0.25)
     seated = seat_players(players, seed, model)
     game = _game(kind, driver, seed, seated, number, variant, compressed)
-    game.unit.on_verdict = on_verdict
+    game.unit.on_outcome = on_outcome
     return game
 
 

@@ -35,6 +35,7 @@ COMPRESSED_CONFIG = {"countdown_min_us": 500_000, "countdown_max_us": 1_500_000,
 class ShowdownUnit(UnitAdapter):
     kind = "showdown"
     verdict = "SD_VERDICT"
+    outcomes = (verdict,)
 
     def __init__(self, driver, seed, config=None, stats=None):
         super().__init__(driver, seed, config or GAME_CONFIG)

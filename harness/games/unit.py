@@ -37,6 +37,9 @@ def lead_us(driver) -> int:
 class UnitAdapter:
     kind = ""
     verdict = ""               # the event that closes one showdown, buzzer race or press
+    # the events in which the unit says how a showdown, race, press or turn ended, and why (a live view
+    # shows the latest): the verdict, and for the Flash its selections and penalties too
+    outcomes: tuple[str, ...] = ()
 
     def __init__(self, driver, seed: int, config: dict[str, int]):
         self.d = driver
@@ -49,7 +52,7 @@ class UnitAdapter:
         self.verdicts_seen = 0
         self.lights: dict[tuple[int, int], int] = {}   # (light, target) -> mode, as the unit last reported
         self.now = 0
-        self.on_verdict = None                 # called with every verdict frame (a live view)
+        self.on_outcome = None                 # called with every frame of `outcomes` (a live view)
         self.stimuli: list[tuple[int, str, str, int]] = []   # (device us from the game's start, input, action, value)
         self.origin_us = 0                     # the device time the game started at
         self.lead = lead_us(driver)
@@ -112,12 +115,12 @@ class UnitAdapter:
 
     def frame(self, f) -> None:
         e = f.msg
+        if self.on_outcome is not None and e.NAME in self.outcomes:
+            self.on_outcome(f)
         if e.NAME == "LIGHT":
             self.lights[(e.light, e.target)] = e.mode
         elif e.NAME == self.verdict:
             self.verdicts_seen += 1
-            if self.on_verdict is not None:
-                self.on_verdict(f)
             if self.verdicts_seen > self.verdicts_expected:
                 raise GameFailure(self.where(f"{e.NAME} at {f.dev_us}"), "one verdict per "
                                   f"{'showdown' if self.kind == 'showdown' else 'race or press'}",
