@@ -59,7 +59,7 @@ class LauncherUnit(UnitAdapter):
     def reload(self, n: int) -> None:
         """Open the door, put n cards in, close it."""
         t = self.at()
-        self.inject(t, "door")
+        t = self.inject(t, "door")
         self.inject(t + 400_000, "load_cards", value=n)
         self.inject(t + 900_000, "door", "release")
         f = self.wait("LA_LOADED", "LA_LOADED (cards put in)")
