@@ -313,3 +313,20 @@ def test_the_same_seed_plays_the_same_game_in_any_process():
                              env={**os.environ, "PYTHONHASHSEED": hash_seed}).stdout
         lines.append([re.sub(r", [\d.]+ s$", "", x) for x in out.splitlines() if x.startswith("pass ")])
     assert len(lines[0]) == 2 and lines[0] == lines[1] == lines[2], lines
+
+
+def test_on_a_real_clock_a_stimulus_refused_too_late_goes_again_later_and_is_counted(monkeypatch):
+    """A busy host can take longer than the lead between reading the unit's clock and the INJECT's arrival:
+    with no lead at all, a stimulus for the unit's now arrives after it and is refused; the game sends it
+    again with more lead, uses the time it went at, and counts it."""
+    import unohil.harness.games.unit as unit_module
+    from unohil.harness.games.showdown import ShowdownUnit
+    with Driver.open("emu://showdown?clock=real") as d:
+        unit = ShowdownUnit(d, 5, stats=GameStats("showdown", 2))
+        unit.new_game()
+        monkeypatch.setattr(unit_module, "lead_us", lambda driver: 0)
+        asked = d.device_now()
+        unit.load(1)                    # the unit's SD_CARDS checked against the one card loaded
+        went = unit.origin_us + unit.stimuli[-1][0]
+        assert went > asked and unit.lead_extra > 0
+        assert unit.stats.counts == {"stimuli sent again (too_late on a busy host)": 1}

@@ -109,7 +109,7 @@ class UnitAdapter:
             except Nak as exc:
                 if exc.error != "too_late" or self.d.link.virtual or attempt == LATE_TRIES - 1:
                     raise
-                self.lead_extra = min(MAX_LEAD_EXTRA_US, 2 * self.lead_extra + self.lead)
+                self.lead_extra = min(MAX_LEAD_EXTRA_US, max(self.lead, 1000))     # the lead, about doubled
                 if self.stats is not None:
                     self.stats.count("stimuli sent again (too_late on a busy host)")
         self.stimuli.append((at_us - self.origin_us, name, action, value))
