@@ -54,11 +54,16 @@ def test_bench_command_reports_every_figure_for_every_unit(tmp_path):
     doc = json.loads(out.read_text())
     assert set(doc["units"]) == {"showdown", "flash", "launcher"}
     for unit in doc["units"].values():
-        for key in ("processing_us", "read_us", "delivered_us", "command_rtt_us"):
+        for key in ("processing_us", "read_us", "delivered_us", "command_rtt_us", "echo_python_us", "echo_c_us"):
             assert set(unit["distributions"][key]) >= {"min", "p50", "p90", "p99", "p99.9", "max", "n"}
         assert sum(unit["outcomes"].values()) == 4
+        # the STATUS round trips paired with both echoes, sample by sample
+        n = unit["distributions"]["command_rtt_us"]["n"]
+        assert n == unit["distributions"]["echo_python_us"]["n"] == unit["distributions"]["echo_c_us"]["n"] == 200
+        assert set(unit["ratios"]) == {"command_rtt_us/echo_python_us", "command_rtt_us/echo_c_us"}
+        assert unit["fixed_cost_us"]["echo_c_us"]["n"] == n
     d = doc["distributions"]
-    for key in ("floor_one_way_us", "floor_round_trip_us", "event_read_us", "event_delivered_us", "floor_timer_us"):
+    for key in ("floor_one_way_us", "event_read_us", "event_delivered_us", "floor_timer_us"):
         assert set(d[key]) >= {"min", "p50", "p90", "p99", "p99.9", "max", "n"}
     assert doc["emission_time"] == "exact"
     assert "event_delivered_us/floor_one_way_us" in doc["ratios"]
@@ -135,7 +140,8 @@ def test_unohil_report_draws_a_bench_file_as_histograms(tmp_path):
     assert main(["bench", "--races", "4", "--kind", "launcher", "--json", str(out)]) == 0
     assert main(["report", str(out), "-o", str(page)]) == 0
     html = page.read_text()
-    assert html.count('<figure data-latency="') == 4 + 5          # the launcher's four figures, the link's five
+    # the launcher's six figures (STATUS and the two echoes beside it among them), the link's four
+    assert html.count('<figure data-latency="') == 6 + 4
     assert 'data-kind="launcher"' in html and "verdicts: fired " in html and "http" not in html.replace(
         "http-equiv", "")
 

@@ -15,6 +15,7 @@ from unohil import protocol
 from unohil.protocol import Frame, FrameError, StreamDecoder, Unwrapper, catalogue as cat
 from unohil.protocol import msg as M
 
+from unohil.harness.session.awake import LEAD_US, Awake
 from unohil.harness.session.clocksync import ClockSync
 from unohil.harness.session.commands import ACTION, Commands, _Pending, input_id
 from unohil.harness.session.device_clock import DeviceClock
@@ -64,6 +65,8 @@ class Driver(Commands, Waiting, DeviceClock):
         self.identity = None
         self.kind: str | None = None
         self.inbox: deque[Frame] = deque()
+        self.awake = Awake()            # when a frame is expected, a wait polls for it (session/awake.py)
+        self._stimulus_expected = 0     # the device time of the latest stimulus a wait stayed awake for
         self.history: deque[Frame] = deque(maxlen=history)
         self._tx_seq = 0
         self._rx_seq: int | None = None
@@ -179,12 +182,17 @@ class Driver(Commands, Waiting, DeviceClock):
     def _pump(self, deadline_us: int) -> bool:
         """Read once, until deadline at most. False if nothing arrived by the deadline."""
         link = self.link
-        timeout = deadline_us - link.now_us()
-        data, host_us = link.read(timeout if timeout > 0 else 0)
+        awake = self.awake
+        if awake.until_us:          # a frame is expected soon: poll for it rather than sleep (awake.py)
+            data, host_us = awake.read(link, deadline_us)
+        else:
+            timeout = deadline_us - link.now_us()
+            data, host_us = link.read(timeout if timeout > 0 else 0)
         if getattr(link, "console", None) is not None:
             self._take_console(link.console)
         if not data:
             return False
+        awake.keep(data)
         health = self.health
         health.bytes_rx += len(data)
         stats = self.decoder.stats
@@ -311,6 +319,30 @@ class Driver(Commands, Waiting, DeviceClock):
         """The deadline of a wait, or sooner if a resend is outstanding, so it is asked again in time."""
         r = self.events.resend
         return deadline if r is None else min(deadline, r.deadline)
+
+    # ---- staying awake for an expected frame ----
+
+    def expect_frame(self, at_host_us: int, lead_us: int = LEAD_US, tail_us: int | None = None) -> None:
+        """A frame is expected at host time at_host_us: the waits around it poll the link instead of
+        sleeping (session/awake.py), so the waiting code has it soon after its read. No-op on a
+        virtual link, whose clock does not run while nobody reads."""
+        if not self.link.virtual:
+            if tail_us is None:
+                self.awake.expect(at_host_us, lead_us)
+            else:
+                self.awake.expect(at_host_us, lead_us, tail_us)
+
+    def _expect_stimuli(self) -> None:
+        """Stay awake for the next stimulus this session scheduled (its events come at its device time),
+        once per stimulus."""
+        est = self.clock.estimate
+        if est is None or self.link.virtual:
+            return
+        after = max(self.unwrap.latest or 0, self._stimulus_expected)
+        due = [t for t in self._injected if t > after]
+        if due:
+            t = self._stimulus_expected = min(due)
+            self.awake.expect(round(est.to_host(t)), LEAD_US + int(est.uncertainty_us))
 
     # ---- reboots ----
 

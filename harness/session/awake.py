@@ -1,0 +1,104 @@
+"""Staying awake for a frame the harness expects, so the waiting code has it soon after the read.
+
+The waiting thread reads the link itself (no reader thread, no hand-off), yet after a blocking read
+wakes it, the Python from the read to the waiter (the read's return, decoding, the event's
+sequencing, the predicate) runs with caches its neighbours filled while it slept: measured on the
+2-core VM, ~25-37 us against ~5 us warm. The harness often knows when a frame will come: it wrote a
+command (its reply comes within a round trip), it scheduled a stimulus at a device time (the unit's
+events come at it), or a caller says so. For such a window, the wait
+
+  1. blocks, as any wait does, until LEAD_US before the expected time;
+  2. rehearses: decodes a copy of the latest bytes read on a throwaway decoder, so the decoder's
+     code and tables are in the caches when the frame comes;
+  3. polls the link (a read that does not block) until the frame comes or the window ends,
+     rehearsing again every REHEARSE_EVERY polls; after the window, a wait blocks again.
+
+The cost is CPU: the window's length in polling, bounded by MAX_WINDOW_US per expectation.
+`polled_us` counts it, so a run can say what it spent. A run of more units than cores turns it off
+(`enabled`): their polling waits would take the cores from each other and from the units. A virtual link never polls: its clock stands
+still while nobody reads, and a read there costs nothing to wake from.
+"""
+from __future__ import annotations
+
+from unohil.protocol import StreamDecoder
+
+LEAD_US = 200           # wake this long before the expected time: the clock's and the host's slack
+TAIL_US = 1_000         # ... and stay awake this long after it: the unit's processing and the link
+MAX_WINDOW_US = 3_000   # no expectation keeps a wait polling longer than this
+REHEARSE_EVERY = 16     # polls between rehearsals while awake (a poll is a select and a read)
+SAMPLE_BYTES = 64       # the latest read kept for rehearsals: one frame at most
+
+
+class Awake:
+    """The window in which a driver's waits poll instead of blocking, and what they spent in it."""
+
+    __slots__ = ("enabled", "from_us", "until_us", "_sample", "windows", "polls", "caught", "rehearsals", "polled_us")
+
+    def __init__(self) -> None:
+        self.enabled = True         # False: every wait sleeps in its read (many units on few cores, a test)
+        self.from_us = 0
+        self.until_us = 0           # 0: no frame expected
+        self._sample = b""
+        self.windows = 0            # expectations set
+        self.polls = 0              # reads that did not block, made while awake
+        self.caught = 0             # reads that returned bytes while awake
+        self.rehearsals = 0
+        self.polled_us = 0          # host time spent polling: the CPU the windows cost
+
+    def expect(self, at_us: int, lead_us: int = LEAD_US, tail_us: int = TAIL_US) -> None:
+        """A frame is expected at host time at_us: stay awake from lead_us before it to tail_us after it
+        (at most MAX_WINDOW_US in all). An earlier window still open is widened, never narrowed."""
+        if not self.enabled:
+            return
+        start, end = at_us - lead_us, at_us + tail_us
+        if end - start > MAX_WINDOW_US:         # around the expected time, at most MAX_WINDOW_US long
+            start = max(start, at_us - MAX_WINDOW_US // 2)
+            end = start + MAX_WINDOW_US
+        if self.until_us:
+            start, end = min(start, self.from_us), max(end, self.until_us)
+        self.from_us, self.until_us = start, end
+        self.windows += 1
+
+    def clear(self) -> None:
+        self.until_us = 0
+
+    def keep(self, data: bytes) -> None:
+        """The latest bytes read, as the material of the next rehearsal."""
+        if len(data) <= SAMPLE_BYTES:
+            self._sample = data
+
+    def rehearse(self) -> None:
+        if self._sample:
+            StreamDecoder().feed(self._sample, 0)
+            self.rehearsals += 1
+
+    def read(self, link, deadline_us: int) -> tuple[bytes, int]:
+        """A read of the link for a wait until deadline_us while a frame is expected: blocking until the
+        window opens, then polling until bytes come, the window closes or the deadline passes."""
+        now = link.now_us()
+        if now >= self.until_us:
+            self.until_us = 0
+            return link.read(max(0, deadline_us - now))
+        if now < self.from_us:
+            data, now = link.read(min(self.from_us, deadline_us) - now)
+            if data or now >= deadline_us:
+                return data, now
+        end = min(self.until_us, deadline_us)
+        began = now
+        polls = 0
+        try:
+            while True:
+                if polls % REHEARSE_EVERY == 0:
+                    self.rehearse()
+                data, now = link.read(0)
+                polls += 1
+                if data:
+                    self.caught += 1
+                    return data, now
+                if now >= end:
+                    if now >= self.until_us:
+                        self.until_us = 0
+                    return data, now
+        finally:
+            self.polls += polls
+            self.polled_us += now - began
