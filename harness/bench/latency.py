@@ -87,12 +87,14 @@ def _pty_pair() -> tuple[int, int]:
     return master, slave
 
 
-def one_way(samples: int, interval_us: int = 2000, awake=lambda i: True) -> tuple[list[int], list[int], list[int]]:
+def one_way(samples: int, interval_us: int = 2000, awake=lambda i: True,
+            cpu_us: list | None = None) -> tuple[list[int], list[int], list[int]]:
     """One way on a pty, raw and through the harness, turn about (python -m unohil.harness.bench.floor paired).
     Returns the latencies in us of: the raw floor (os.read returned - write), the harness's
     read stamp (Frame.host_us - write), and delivery (wait_for returned - write).
     awake(i): whether the harness is told when sample i's frame is due (interval_us after the raw
-    packet's stamp, as the child's schedule says) and stays awake for it (session/awake.py)."""
+    packet's stamp, as the child's schedule says) and stays awake for it (session/awake.py);
+    cpu_us: gets the CPU time this process spent in each sample's wait."""
     from unohil.harness.links import FdLink
     raw_master, raw_slave = _pty_pair()
     frame_master, frame_slave = _pty_pair()
@@ -112,9 +114,12 @@ def one_way(samples: int, interval_us: int = 2000, awake=lambda i: True) -> tupl
                 data += os.read(raw_slave, 16 - len(data))
             stamp = struct.unpack_from("<Q", data)[0]
             floor.append(now - stamp)
+            cpu = time.process_time_ns()
             f = d.wait_for(lambda f: f.msg.NAME == "SD_BEEP", 10_000_000, "a stamped frame",
                            expect_at_us=stamp + interval_us if awake(i) else None)
             got.append((f.msg.event_seq, f.host_us, time.monotonic_ns() // 1000))
+            if cpu_us is not None:
+                cpu_us.append((time.process_time_ns() - cpu) // 1000)
     finally:
         written = [int(v) for v in child.communicate(timeout=30)[0].split()]
         os.close(raw_slave)
@@ -217,20 +222,24 @@ def _floors(result: dict, n: int) -> None:
     """The link's floors, beside the harness's own figures: alternating sample by sample, the timer floor
     in batches between, so all of them see the same machine."""
     batch = 100
-    floor, h_read, h_delivered, timer = [], [], [], []
+    samples: dict[str, list[int]] = {k: [] for k in LINK_LABELS}
     for _ in range(0, n, batch):
-        f, r, dl = one_way(batch)
-        floor += f
-        h_read += r
-        h_delivered += dl
-        timer += floor_timer(batch)
-    dists = {"floor_one_way_us": distribution(floor), "event_read_us": distribution(h_read),
-             "event_delivered_us": distribution(h_delivered), "floor_timer_us": distribution(timer)}
+        cpu: list[int] = []
+        # every other frame the harness is told when it is due and stays awake for it (session/awake.py):
+        # the figures with and without, sample by sample in the same run
+        f, r, dl = one_way(2 * batch, awake=lambda i: i % 2 == 0, cpu_us=cpu)
+        for suffix, half in (("", slice(0, None, 2)), ("_asleep", slice(1, None, 2))):
+            samples["event_read" + suffix + "_us"] += r[half]
+            samples["event_delivered" + suffix + "_us"] += dl[half]
+            samples["event_after_read" + suffix + "_us"] += [b - a for a, b in zip(r[half], dl[half])]
+            samples["wait_cpu" + suffix + "_us"] += cpu[half]
+        samples["floor_one_way_us"] += f
+        samples["floor_timer_us"] += floor_timer(batch)
+    dists = {k: distribution(v) for k, v in samples.items()}
     ratios = {}
-    for name, base in (("event_delivered_us", "floor_one_way_us"), ("event_read_us", "floor_one_way_us")):
-        ratios[f"{name}/{base}"] = _ratio(dists[name], dists[base])
-    result["samples"] = {"floor_one_way_us": floor, "event_read_us": h_read, "event_delivered_us": h_delivered,
-                         "floor_timer_us": timer}
+    for name in ("event_delivered_us", "event_read_us", "event_delivered_asleep_us", "event_read_asleep_us"):
+        ratios[f"{name}/floor_one_way_us"] = _ratio(dists[name], dists["floor_one_way_us"])
+    result["samples"] = samples
     result.update(distributions=dists, ratios=ratios)
 
 
@@ -249,6 +258,12 @@ UNIT_LABELS = {
 LINK_LABELS = {
     "event_read_us": "event: written -> harness read returned",
     "event_delivered_us": "event: written -> waiting code has it",
+    "event_after_read_us": "event: harness read returned -> waiting code has it",
+    "wait_cpu_us": "event: CPU time of the wait (this process)",
+    "event_read_asleep_us": "event, not expected: written -> harness read returned",
+    "event_delivered_asleep_us": "event, not expected: written -> waiting code has it",
+    "event_after_read_asleep_us": "event, not expected: read returned -> waiting code has it",
+    "wait_cpu_asleep_us": "event, not expected: CPU time of the wait",
     "floor_one_way_us": "floor: raw pty one-way (os.read)",
     "floor_timer_us": "floor: emulator's wait for a due time, no work",
 }

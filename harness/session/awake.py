@@ -8,8 +8,9 @@ command (its reply comes within a round trip), it scheduled a stimulus at a devi
 events come at it), or a caller says so. For such a window, the wait
 
   1. blocks, as any wait does, until LEAD_US before the expected time;
-  2. rehearses: decodes a copy of the latest bytes read on a throwaway decoder, so the decoder's
-     code and tables are in the caches when the frame comes;
+  2. rehearses: a throwaway driver reads a copy of the latest bytes read and waits for them as the
+     real one does (driver.py, _rehearse), so the code from the read to the waiter is in the caches
+     when the frame comes;
   3. polls the link (a read that does not block) until the frame comes or the window ends,
      rehearsing again every REHEARSE_EVERY polls; after the window, a wait blocks again.
 
@@ -32,10 +33,13 @@ SAMPLE_BYTES = 64       # the latest read kept for rehearsals: one frame at most
 class Awake:
     """The window in which a driver's waits poll instead of blocking, and what they spent in it."""
 
-    __slots__ = ("enabled", "from_us", "until_us", "_sample", "windows", "polls", "caught", "rehearsals", "polled_us")
+    __slots__ = ("enabled", "polling", "replay", "from_us", "until_us", "_sample", "windows", "polls", "caught",
+                 "rehearsals", "polled_us")
 
     def __init__(self) -> None:
         self.enabled = True         # False: every wait sleeps in its read (many units on few cores, a test)
+        self.polling = True         # False: rehearse as the window opens, then sleep in the read again
+        self.replay = None          # replay(data): the bytes through a throwaway copy of the path (else decoded)
         self.from_us = 0
         self.until_us = 0           # 0: no frame expected
         self._sample = b""
@@ -69,7 +73,10 @@ class Awake:
 
     def rehearse(self) -> None:
         if self._sample:
-            StreamDecoder().feed(self._sample, 0)
+            if self.replay is not None:
+                self.replay(self._sample)
+            else:
+                StreamDecoder().feed(self._sample, 0)
             self.rehearsals += 1
 
     def read(self, link, deadline_us: int) -> tuple[bytes, int]:
@@ -83,6 +90,10 @@ class Awake:
             data, now = link.read(min(self.from_us, deadline_us) - now)
             if data or now >= deadline_us:
                 return data, now
+        if not self.polling:
+            self.rehearse()
+            self.until_us = 0
+            return link.read(max(0, deadline_us - now))
         end = min(self.until_us, deadline_us)
         began = now
         polls = 0
@@ -102,3 +113,27 @@ class Awake:
         finally:
             self.polls += polls
             self.polled_us += now - began
+
+
+class ReplayLink:
+    """The link of a throwaway driver that rehearses: it reads the bytes given to it once, then nothing.
+    Virtual, so that driver never stays awake itself."""
+
+    virtual = True
+    url = "rehearsal"
+
+    def __init__(self) -> None:
+        self.data = b""
+
+    def now_us(self) -> int:
+        return 0
+
+    def read(self, timeout_us: int) -> tuple[bytes, int]:
+        data, self.data = self.data, b""
+        return data, 0
+
+    def write(self, data: bytes) -> None:
+        pass            # an EVENT_RESEND a gap in the replay asks for goes nowhere
+
+    def close(self) -> None:
+        pass
