@@ -54,14 +54,15 @@ def test_bench_command_reports_every_figure_for_every_unit(tmp_path):
     doc = json.loads(out.read_text())
     assert set(doc["units"]) == {"showdown", "flash", "launcher"}
     for unit in doc["units"].values():
-        for key in ("processing_us", "read_us", "delivered_us", "command_rtt_us", "echo_python_us", "echo_c_us"):
+        for key in ("processing_us", "read_us", "delivered_us", "command_rtt_us", "canned_status_us", "echo_python_us",
+                    "echo_c_us"):
             assert set(unit["distributions"][key]) >= {"min", "p50", "p90", "p99", "p99.9", "max", "n"}
         assert sum(unit["outcomes"].values()) == 4
         # the STATUS round trips paired with both echoes, sample by sample
         n = unit["distributions"]["command_rtt_us"]["n"]
         assert n == unit["distributions"]["echo_python_us"]["n"] == unit["distributions"]["echo_c_us"]["n"] == 200
         assert set(unit["ratios"]) == {"command_rtt_us/echo_python_us", "command_rtt_us/echo_c_us"}
-        assert unit["fixed_cost_us"]["echo_c_us"]["n"] == n
+        assert {v["n"] for v in unit["fixed_cost_us"].values()} == {n} and len(unit["fixed_cost_us"]) == 4
     d = doc["distributions"]
     for key in ("floor_one_way_us", "event_read_us", "event_delivered_us", "floor_timer_us"):
         assert set(d[key]) >= {"min", "p50", "p90", "p99", "p99.9", "max", "n"}
@@ -145,9 +146,9 @@ def test_unohil_report_draws_a_bench_file_as_histograms(tmp_path):
     assert main(["bench", "--races", "4", "--kind", "launcher", "--json", str(out)]) == 0
     assert main(["report", str(out), "-o", str(page)]) == 0
     html = page.read_text()
-    # the launcher's six figures (STATUS and the two echoes beside it among them), the link's ten (the events'
-    # with the harness awake for them and not, the floors)
-    assert html.count('<figure data-latency="') == 6 + 10
+    # the launcher's seven figures (STATUS, a canned responder's and the two echoes beside it among them), the
+    # link's ten (the events' with the harness awake for them and not, the floors)
+    assert html.count('<figure data-latency="') == 7 + 10
     assert 'data-kind="launcher"' in html and "verdicts: fired " in html and "http" not in html.replace(
         "http-equiv", "")
 
@@ -223,7 +224,8 @@ def test_status_round_trips_are_paired_with_both_echoes_sample_by_sample(delay_u
     with Driver.open(f"emu://showdown{faults}") as d:
         out = paired_round_trips(d, 12)
     assert out["command_rtt_us"] == [delay_us] * 12
-    assert len(out["echo_python_us"]) == len(out["echo_c_us"]) == 12 and min(out["echo_c_us"]) > 0
+    assert len(out["canned_status_us"]) == len(out["echo_python_us"]) == len(out["echo_c_us"]) == 12
+    assert min(out["echo_c_us"]) > 0 and min(out["canned_status_us"]) > 0
     assert out["c_echo"] == "compiled at bench time"
     assert fixed_costs(out["command_rtt_us"], out["echo_c_us"]) == [delay_us - e for e in out["echo_c_us"]]
 
@@ -240,6 +242,7 @@ def test_without_a_c_compiler_the_c_echo_is_left_out_and_the_run_says_why(monkey
     from unohil.harness.bench.latency import _unit_figures
     unit = _unit_figures("emu", {**out, "processing_us": [0]}, {}, 1)
     assert set(unit["ratios"]) == {"command_rtt_us/echo_python_us"} and unit["c_echo"] == why
+    assert not any("C echo" in name for name in unit["fixed_cost_us"])
 
 
 def test_a_c_compiler_that_fails_is_said_with_its_words(monkeypatch, tmp_path):

@@ -103,7 +103,7 @@ def one_way(samples: int, interval_us: int = 2000, awake=lambda i: True,
                              stdout=subprocess.PIPE, text=True)
     os.close(raw_master)
     os.close(frame_master)
-    d = Driver(FdLink("pty-pair", fd=frame_slave))
+    d = Driver(FdLink("pty-pair", fd=frame_slave), stay_awake=True)
     d.expect_events_from(0)
     floor, got = [], []
     try:
@@ -197,7 +197,9 @@ def _unit_figures(where: str, lat: dict, clock: dict, races: int) -> dict:
         for echo in ("echo_python_us", "echo_c_us"):
             if dists[echo]:
                 out["ratios"][f"command_rtt_us/{echo}"] = _ratio(dists["command_rtt_us"], dists[echo])
-                out["fixed_cost_us"][echo] = distribution(fixed_costs(lat["command_rtt_us"], lat[echo]))
+        for name, (a, b) in FIXED_COSTS.items():
+            if lat.get(a) and lat.get(b):
+                out["fixed_cost_us"][name] = distribution(fixed_costs(lat[a], lat[b]))
     if done < races:
         out["interrupted"] = True       # cut short: the races it finished are all here
     return out
@@ -252,8 +254,16 @@ UNIT_LABELS = {
     "read_us": "verdict: produced -> host read returned",
     "delivered_us": "verdict: produced -> waiting code has it",
     "command_rtt_us": "command round trip (STATUS), turn about with the echoes",
+    "canned_status_us": "command round trip (STATUS), a canned responder",
     "echo_python_us": "floor: raw pty echo round trip, Python responder",
     "echo_c_us": "floor: raw pty echo round trip, C responder",
+}
+# A STATUS round trip less another beside it, sample by sample: (what, less what)
+FIXED_COSTS = {
+    "STATUS less the Python echo": ("command_rtt_us", "echo_python_us"),
+    "STATUS less the C echo": ("command_rtt_us", "echo_c_us"),
+    "the harness's share (canned STATUS less the Python echo)": ("canned_status_us", "echo_python_us"),
+    "the unit's share (STATUS less the canned STATUS)": ("command_rtt_us", "canned_status_us"),
 }
 LINK_LABELS = {
     "event_read_us": "event: written -> harness read returned",
@@ -322,10 +332,9 @@ def print_report(result: dict, console) -> None:
                           f"{AHEAD_US} us margin and the device refused it as too late")
         for name, r in u["ratios"].items():
             ratio_line(f"{kind}: ", name, r, {**result["distributions"], **u["distributions"]})
-        for echo, fixed in u.get("fixed_cost_us", {}).items():
-            if fixed:
-                console.print(f"  {kind}: STATUS less the {echo.split('_')[1].capitalize()} echo beside it: p50 "
-                              f"{duration(fixed['p50'], exact=False)} ({fixed['n']} pairs)")
+        for name, fixed in u.get("fixed_cost_us", {}).items():
+            console.print(f"  {kind}: {name}, pair by pair: p50 {duration(fixed['p50'], exact=False)} "
+                          f"({fixed['n']} pairs)", soft_wrap=True)
         if u.get("c_echo", "compiled at bench time") != "compiled at bench time":
             console.print(f"  {kind}: {u['c_echo']}", soft_wrap=True)
         proc = u["distributions"].get("processing_us")

@@ -1,12 +1,13 @@
 """A command's round trip beside raw echoes, turn about: what the protocol and both ends' code add to a pty.
 
 Sample by sample, the bench times a STATUS on the unit's link (the host time before STATUS_GET is
-written to the host time its reply reached the waiting code), then a 16-byte packet echoed by a
-Python responder (python -m unohil.harness.bench.floor echo) on a pty of its own, then the same by a
-C responder compiled at bench time with the system's C compiler. Each pause between them is the same,
-so each echo sample sees the machine its STATUS sample saw, and the ratios and the fixed cost (a
-STATUS less the echo beside it) are of one run. Without a C compiler the C figures are left out and
-the run says why.
+written to the host time its reply reached the waiting code); a STATUS answered by a canned responder
+(python -m unohil.harness.bench.floor status: a table lookup, an echo's cost), which is the harness's
+own share; a 16-byte packet echoed by a Python responder (python -m unohil.harness.bench.floor echo);
+the same by a C responder compiled at bench time with the system's C compiler. Each on a pty of its
+own, each after the same pause, so each sample sees the machine the others of its turn saw, and the
+ratios and the fixed cost (a STATUS less the echo beside it) are of one run. Without a C compiler the
+C figures are left out and the run says why.
 """
 from __future__ import annotations
 
@@ -59,10 +60,14 @@ def build_c_echo(directory: str) -> tuple[str | None, str | None]:
 class Echo:
     """A responder process echoing a pty's bytes; round_trip() times one packet through it."""
 
-    def __init__(self, argv_before_fd: list[str]):
+    def __init__(self, argv_before_fd: list[str], ready_line: bool = False):
         master, self.fd = _pty_pair()
-        self.proc = subprocess.Popen(argv_before_fd + [str(master)], pass_fds=(master,))
+        self.proc = subprocess.Popen(argv_before_fd + [str(master)], pass_fds=(master,),
+                                     stdout=subprocess.PIPE if ready_line else None, text=True)
         os.close(master)
+        if ready_line and self.proc.stdout.readline().strip() != "ready":
+            self.close()
+            raise RuntimeError(f"{argv_before_fd[-1]} responder did not start")
 
     def round_trip(self) -> int:
         t0 = time.monotonic_ns() // 1000
@@ -81,31 +86,41 @@ class Echo:
             self.proc.wait()
 
 
+def _status_us(d) -> int:
+    t0 = d.now_us()
+    d.status()
+    return d.now_us() - t0
+
+
 def paired_round_trips(d, samples: int, stop=None) -> dict:
-    """STATUS round trips on the driver's link, each beside a Python and a C echo's (us). Returns lists
-    command_rtt_us, echo_python_us, echo_c_us (empty without a compiler) and c_echo: the compiled
-    responder's path or why there is none."""
-    out: dict = {"command_rtt_us": [], "echo_python_us": [], "echo_c_us": []}
+    """STATUS round trips on the driver's link, each beside a canned responder's STATUS, a Python and a C
+    echo's (us). Returns lists command_rtt_us, canned_status_us, echo_python_us, echo_c_us (empty without
+    a compiler) and c_echo: "compiled at bench time" or why there is no C echo."""
+    from unohil.harness.links import FdLink
+    from unohil.harness.session.driver import Driver
+    out: dict = {"command_rtt_us": [], "canned_status_us": [], "echo_python_us": [], "echo_c_us": []}
+    floor = [sys.executable, "-m", "unohil.harness.bench.floor"]
     with tempfile.TemporaryDirectory(prefix="unohil-echo-") as tmp:
         exe, why = build_c_echo(tmp)
         out["c_echo"] = why or "compiled at bench time"
-        echoes = [("echo_python_us", Echo([sys.executable, "-m", "unohil.harness.bench.floor", "echo"]))]
+        responders = [Echo(floor + ["status"], ready_line=True)]
         try:
+            canned = Driver(FdLink("canned-status", fd=responders[0].fd))
+            turn = [("command_rtt_us", lambda: _status_us(d)), ("canned_status_us", lambda: _status_us(canned))]
+            responders.append(Echo(floor + ["echo"]))
+            turn.append(("echo_python_us", responders[-1].round_trip))
             if exe is not None:
-                echoes.append(("echo_c_us", Echo([exe])))
+                responders.append(Echo([exe]))
+                turn.append(("echo_c_us", responders[-1].round_trip))
             for _ in range(samples):
                 if stop is not None and stop():
                     break
-                time.sleep(PAUSE_S)
-                t0 = d.now_us()
-                d.status()
-                out["command_rtt_us"].append(d.now_us() - t0)
-                for key, echo in echoes:
+                for key, sample in turn:
                     time.sleep(PAUSE_S)
-                    out[key].append(echo.round_trip())
+                    out[key].append(sample())
         finally:
-            for _, echo in echoes:
-                echo.close()
+            for responder in responders:
+                responder.close()
     return out
 
 

@@ -2,7 +2,6 @@
 its kind can run, so the units of a rack work side by side."""
 from __future__ import annotations
 
-import os
 import queue
 import threading
 from concurrent.futures import ThreadPoolExecutor
@@ -51,9 +50,6 @@ class Rack:
     def __init__(self, drivers: Iterable[Driver], unopened: Iterable[Unopened] = ()):
         self.drivers = list(drivers)
         self.unopened = list(unopened)
-        if len(self.drivers) > (os.cpu_count() or 1):
-            for d in self.drivers:      # waits polling for their frames would take the cores from each other
-                d.awake.enabled = False
 
     @classmethod
     def open(cls, urls: list[str], kinds: set[str], trace_dir=None, opener=None) -> "Rack":

@@ -12,7 +12,9 @@ events come at it), or a caller says so. For such a window, the wait
      real one does (driver.py, _rehearse), so the code from the read to the waiter is in the caches
      when the frame comes;
   3. polls the link (a read that does not block) until the frame comes or the window ends,
-     rehearsing again every REHEARSE_EVERY polls; after the window, a wait blocks again.
+     rehearsing again every REHEARSE_EVERY polls while twice a recent rehearsal's time is left before
+     the expected time (a frame that comes during one waits for its end); after the window, a wait
+     blocks again.
 
 The cost is CPU: the window's length in polling, bounded by MAX_WINDOW_US per expectation.
 `polled_us` counts it, so a run can say what it spent. A run of more units than cores turns it off
@@ -20,6 +22,9 @@ The cost is CPU: the window's length in polling, bounded by MAX_WINDOW_US per ex
 still while nobody reads, and a read there costs nothing to wake from.
 """
 from __future__ import annotations
+
+import os
+from collections import deque
 
 from unohil.protocol import StreamDecoder
 
@@ -33,16 +38,17 @@ SAMPLE_BYTES = 64       # the latest read kept for rehearsals: one frame at most
 class Awake:
     """The window in which a driver's waits poll instead of blocking, and what they spent in it."""
 
-    __slots__ = ("enabled", "polling", "replay", "from_us", "until_us", "_sample", "windows", "polls", "caught",
-                 "rehearsals", "polled_us")
+    __slots__ = ("enabled", "replay", "from_us", "at_us", "until_us", "_sample", "_took", "windows", "polls",
+                 "caught", "rehearsals", "polled_us")
 
     def __init__(self) -> None:
-        self.enabled = True         # False: every wait sleeps in its read (many units on few cores, a test)
-        self.polling = True         # False: rehearse as the window opens, then sleep in the read again
+        self.enabled = False        # True: expectations open windows (Driver(stay_awake=True))
         self.replay = None          # replay(data): the bytes through a throwaway copy of the path (else decoded)
         self.from_us = 0
+        self.at_us = 0              # when the frame is expected
         self.until_us = 0           # 0: no frame expected
         self._sample = b""
+        self._took = deque([0], maxlen=8)   # how long the recent rehearsals took (us)
         self.windows = 0            # expectations set
         self.polls = 0              # reads that did not block, made while awake
         self.caught = 0             # reads that returned bytes while awake
@@ -59,8 +65,8 @@ class Awake:
             start = max(start, at_us - MAX_WINDOW_US // 2)
             end = start + MAX_WINDOW_US
         if self.until_us:
-            start, end = min(start, self.from_us), max(end, self.until_us)
-        self.from_us, self.until_us = start, end
+            start, end, at_us = min(start, self.from_us), max(end, self.until_us), min(at_us, self.at_us)
+        self.from_us, self.at_us, self.until_us = start, at_us, end
         self.windows += 1
 
     def clear(self) -> None:
@@ -71,13 +77,21 @@ class Awake:
         if len(data) <= SAMPLE_BYTES:
             self._sample = data
 
-    def rehearse(self) -> None:
-        if self._sample:
-            if self.replay is not None:
-                self.replay(self._sample)
-            else:
-                StreamDecoder().feed(self._sample, 0)
-            self.rehearsals += 1
+    def rehearse(self, link) -> int:
+        """Run the path a frame takes on a copy of the latest bytes, if a rehearsal fits before the expected
+        time. Returns the time after it."""
+        now = link.now_us()
+        took = self._took
+        if not self._sample or self.at_us - now <= 2 * sorted(took)[len(took) // 2]:
+            return now
+        if self.replay is not None:
+            self.replay(self._sample)
+        else:
+            StreamDecoder().feed(self._sample, 0)
+        self.rehearsals += 1
+        after = link.now_us()
+        took.append(after - now)
+        return after
 
     def read(self, link, deadline_us: int) -> tuple[bytes, int]:
         """A read of the link for a wait until deadline_us while a frame is expected: blocking until the
@@ -90,19 +104,19 @@ class Awake:
             data, now = link.read(min(self.from_us, deadline_us) - now)
             if data or now >= deadline_us:
                 return data, now
-        if not self.polling:
-            self.rehearse()
-            self.until_us = 0
-            return link.read(max(0, deadline_us - now))
         end = min(self.until_us, deadline_us)
         began = now
         polls = 0
         try:
             while True:
                 if polls % REHEARSE_EVERY == 0:
-                    self.rehearse()
+                    self.rehearse(link)
                 data, now = link.read(0)
                 polls += 1
+                if not data:
+                    # the frame's sender may be a process on this host waiting for this very core: measured
+                    # without the yield, most frames came only once the window had closed
+                    os.sched_yield()
                 if data:
                     self.caught += 1
                     return data, now

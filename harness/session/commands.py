@@ -70,9 +70,6 @@ class Commands:
                 raise self._reset
             seq = self._send(msg)
             sent_us = self.link.now_us()        # after the write: a host stalled in it is no slow link
-            # its reply is expected a round trip later: the wait polls for it around then (session/awake.py)
-            rt = self.timing.typical_round_trip_us()
-            self.expect_frame(sent_us + rt, rt, rt)
             p = self._pending[seq] = _Pending(msg.NAME)
             deadline = sent_us + timeout
             damaged = self._bad_crc_naks

@@ -15,7 +15,7 @@ from unohil import protocol
 from unohil.protocol import Frame, FrameError, StreamDecoder, Unwrapper, catalogue as cat
 from unohil.protocol import msg as M
 
-from unohil.harness.session.awake import LEAD_US, Awake, ReplayLink
+from unohil.harness.session.awake import LEAD_US, TAIL_US, Awake, ReplayLink
 from unohil.harness.session.clocksync import ClockSync
 from unohil.harness.session.commands import ACTION, Commands, _Pending, input_id
 from unohil.harness.session.device_clock import DeviceClock
@@ -53,7 +53,7 @@ class Driver(Commands, Waiting, DeviceClock):
 
     def __init__(self, link: Link, *, name: str | None = None, trace=None,
                  command_timeout_us: int | None = None, history: int = 20_000,
-                 opener: Callable[[str], Link] = open_link):
+                 opener: Callable[[str], Link] = open_link, stay_awake: bool = False):
         self.link = link
         self.opener = opener            # opens the URL again after the other end hung up
         self.url = link.url
@@ -70,7 +70,10 @@ class Driver(Commands, Waiting, DeviceClock):
         self.identity = None
         self.kind: str | None = None
         self.inbox: deque[Frame] = deque()
-        self.awake = Awake()            # when a frame is expected, a wait polls for it (session/awake.py)
+        # stay_awake: when a frame is expected, a wait polls for it (session/awake.py). Off unless asked: on a
+        # shared 2-core VM it did not bring frames to the waiter sooner (docs/performance.md)
+        self.awake = Awake()
+        self.awake.enabled = stay_awake
         self.awake.replay = self._rehearse
         self._understudy: Driver | None = None     # the throwaway driver of the rehearsals
         self._stimulus_expected = 0     # the device time of the latest stimulus a wait stayed awake for
@@ -329,15 +332,12 @@ class Driver(Commands, Waiting, DeviceClock):
 
     # ---- staying awake for an expected frame ----
 
-    def expect_frame(self, at_host_us: int, lead_us: int = LEAD_US, tail_us: int | None = None) -> None:
+    def expect_frame(self, at_host_us: int, lead_us: int = LEAD_US, tail_us: int = TAIL_US) -> None:
         """A frame is expected at host time at_host_us: the waits around it poll the link instead of
         sleeping (session/awake.py), so the waiting code has it soon after its read. No-op on a
         virtual link, whose clock does not run while nobody reads."""
         if not self.link.virtual:
-            if tail_us is None:
-                self.awake.expect(at_host_us, lead_us)
-            else:
-                self.awake.expect(at_host_us, lead_us, tail_us)
+            self.awake.expect(at_host_us, lead_us, tail_us)
 
     def _rehearse(self, data: bytes) -> None:
         """Read data again in a throwaway driver waiting for an event, as this one does when its frame

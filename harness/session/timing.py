@@ -22,7 +22,6 @@ MARGIN_US = 1000            # the host's own turnaround between deciding and wri
 HOST_SLACK_US = 200_000
 MAX_FRAME_BYTES = 64        # 63 encoded bytes and the delimiter (SPEC 2.4)
 INJECT_BYTES = 19           # an INJECT on the wire: 14 bytes decoded, COBS and the delimiter
-TYPICAL_GUESS_US = 500     # a link nothing was timed on yet: when its first reply is expected
 WINDOW = 32                 # the latest measurements kept: a link's character may change (a stall, a queue)
 
 
@@ -53,12 +52,6 @@ class LinkTiming:
 
     def worst_round_trip_us(self) -> int:
         return max(self.round_trips, default=0)
-
-    def typical_round_trip_us(self) -> int:
-        """The median round trip seen (TYPICAL_GUESS_US before any): when a reply is expected, for a wait
-        that stays awake for it (session/awake.py)."""
-        rt = self.round_trips
-        return sorted(rt)[len(rt) // 2] if rt else TYPICAL_GUESS_US
 
     def jitter_us(self) -> int:
         """How much the round trips varied: a later one may be that much slower than the worst seen."""
