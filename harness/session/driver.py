@@ -202,7 +202,8 @@ class Driver(Commands, Waiting, DeviceClock):
             self._take_console(link.console)
         if not data:
             return False
-        awake.keep(data)
+        if awake.enabled:
+            awake.keep(data)
         health = self.health
         health.bytes_rx += len(data)
         stats = self.decoder.stats
