@@ -48,7 +48,14 @@ def test_verdict_latency_over_a_pty_to_another_process(benchmark):
         proc.wait(timeout=10)
 
 
+def no_c_compiler() -> bool:
+    import shutil
+    return not any(shutil.which(c) for c in ("cc", "gcc", "clang"))
+
+
 def test_bench_command_reports_every_figure_for_every_unit(tmp_path):
+    if no_c_compiler():
+        pytest.skip("no C compiler (cc, gcc, clang): bench leaves out the C echo (tested without one below)")
     out = tmp_path / "bench.json"
     assert main(["bench", "--races", "4", "--json", str(out)]) == 0
     doc = json.loads(out.read_text())
@@ -60,7 +67,7 @@ def test_bench_command_reports_every_figure_for_every_unit(tmp_path):
         assert sum(unit["outcomes"].values()) == 4
         # the STATUS round trips paired with both echoes, sample by sample
         n = unit["distributions"]["command_rtt_us"]["n"]
-        assert n == unit["distributions"]["echo_python_us"]["n"] == unit["distributions"]["echo_c_us"]["n"] == 200
+        assert n == unit["distributions"]["echo_python_us"]["n"] == unit["distributions"]["echo_c_us"]["n"] == 4
         assert set(unit["ratios"]) == {"command_rtt_us/echo_python_us", "command_rtt_us/echo_c_us"}
         assert {v["n"] for v in unit["fixed_cost_us"].values()} == {n} and len(unit["fixed_cost_us"]) == 4
     d = doc["distributions"]
@@ -142,6 +149,8 @@ def test_bench_shows_a_percentile_only_when_enough_samples_back_it():
 
 
 def test_unohil_report_draws_a_bench_file_as_histograms(tmp_path):
+    if no_c_compiler():
+        pytest.skip("no C compiler (cc, gcc, clang): the page would lack the C echo's figure")
     out, page = tmp_path / "bench.json", tmp_path / "bench.html"
     assert main(["bench", "--races", "4", "--kind", "launcher", "--json", str(out)]) == 0
     assert main(["report", str(out), "-o", str(page)]) == 0
@@ -220,6 +229,8 @@ def test_status_round_trips_are_paired_with_both_echoes_sample_by_sample(delay_u
     """On the virtual clock a STATUS takes exactly what the line adds; each is paired with one Python and one
     C echo on ptys of their own (real ones), so the fixed cost is a list of per-pair differences."""
     from unohil.harness.bench.roundtrip import fixed_costs, paired_round_trips
+    if no_c_compiler():
+        pytest.skip("no C compiler (cc, gcc, clang): the C echo cannot be built")
     faults = f"?faults=delay={delay_us}us" if delay_us else ""
     with Driver.open(f"emu://showdown{faults}") as d:
         out = paired_round_trips(d, 12)
@@ -247,6 +258,8 @@ def test_without_a_c_compiler_the_c_echo_is_left_out_and_the_run_says_why(monkey
 
 def test_a_c_compiler_that_fails_is_said_with_its_words(monkeypatch, tmp_path):
     from unohil.harness.bench import roundtrip
+    if no_c_compiler():
+        pytest.skip("no C compiler (cc, gcc, clang) to fail")
     monkeypatch.setattr(roundtrip, "C_ECHO_SOURCE", "this is not C")
     exe, why = roundtrip.build_c_echo(str(tmp_path))
     assert exe is None and "could not build the C echo" in why and "error" in why

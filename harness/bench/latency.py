@@ -167,7 +167,8 @@ def run_bench(url: str | None, races: int, kinds: tuple[str, ...] = ("showdown",
                     f"bench: {k} {done}/{total} races", file=sys.stderr, flush=True), stop=stop, into=lat)
                 if not (stop is not None and stop()):
                     from unohil.harness.bench.roundtrip import paired_round_trips
-                    lat.update(paired_round_trips(d, max(200, races), stop=stop))
+                    # one pair a race: the results store keeps each race's i-th sample of every figure
+                    lat.update(paired_round_trips(d, races, stop=stop))
                 units[d.kind] = _unit_figures(where, lat, d.clock.estimate.as_dict(), races)
                 del result["_in_progress"]
         finally:
