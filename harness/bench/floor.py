@@ -40,7 +40,8 @@ def paired(raw_fd: int, frame_fd: int, n: int, interval_us: int) -> None:
     print("\n".join(map(str, written)))
 
 
-def echo(fd: int) -> None:
+def _reads(fd: int):
+    """What each read of fd returns, until end of file or an error (the other end closed)."""
     while True:
         try:
             data = os.read(fd, 4096)
@@ -48,6 +49,11 @@ def echo(fd: int) -> None:
             return
         if not data:
             return
+        yield data
+
+
+def echo(fd: int) -> None:
+    for data in _reads(fd):
         os.write(fd, data)
 
 
@@ -58,13 +64,7 @@ def status(fd: int) -> None:
                                                       pending_injects=0, boot_id=1), 0, 0) for seq in range(0x10000)}
     print("ready", flush=True)
     pending = b""
-    while True:
-        try:
-            data = os.read(fd, 4096)
-        except OSError:
-            return
-        if not data:
-            return
+    for data in _reads(fd):
         *frames, pending = (pending + data).split(b"\x00")
         for frame in frames:
             reply = replies.get(frame + b"\x00")
