@@ -3,23 +3,26 @@
 The waiting thread reads the link itself (no reader thread, no hand-off), yet after a blocking read
 wakes it, the Python from the read to the waiter (the read's return, decoding, the event's
 sequencing, the predicate) runs with caches its neighbours filled while it slept: measured on the
-2-core VM, ~25-37 us against ~5 us warm. The harness often knows when a frame will come: it wrote a
-command (its reply comes within a round trip), it scheduled a stimulus at a device time (the unit's
-events come at it), or a caller says so. For such a window, the wait
+2-core VM, ~25-30 us against ~5 us warm. The harness often knows when a frame will come: it
+scheduled a stimulus at a device time (the unit's events come at it), or a caller says so
+(wait_for's expect_at_us). For such a window, the wait
 
   1. blocks, as any wait does, until LEAD_US before the expected time;
   2. rehearses: a throwaway driver reads a copy of the latest bytes read and waits for them as the
      real one does (driver.py, _rehearse), so the code from the read to the waiter is in the caches
      when the frame comes;
-  3. polls the link (a read that does not block) until the frame comes or the window ends,
-     rehearsing again every REHEARSE_EVERY polls while twice a recent rehearsal's time is left before
-     the expected time (a frame that comes during one waits for its end); after the window, a wait
+  3. polls the link (a read that does not block, then a yield of the core: the frame's sender may be
+     a process on this host waiting for it) until the frame comes or the window ends, rehearsing
+     again every REHEARSE_EVERY polls while twice a recent rehearsal's time is left before the
+     expected time (a frame that comes during one waits for its end); after the window, a wait
      blocks again.
 
-The cost is CPU: the window's length in polling, bounded by MAX_WINDOW_US per expectation.
-`polled_us` counts it, so a run can say what it spent. A run of more units than cores turns it off
-(`enabled`): their polling waits would take the cores from each other and from the units. A virtual link never polls: its clock stands
-still while nobody reads, and a read there costs nothing to wake from.
+The cost is CPU: the window's length in polling, bounded by MAX_WINDOW_US per expectation;
+`polled_us` counts it. It is off unless a driver is opened with stay_awake=True: on the shared
+2-core VM it brought frames to the waiter 5-7 us sooner for ~0.25 ms of CPU each, short of the
+10 us it was for (docs/performance.md, "The waiter and the command round trip"). A command's reply
+is never polled for: polling made round trips to a unit on the same host slower. A virtual link
+never polls: its clock stands still while nobody reads.
 """
 from __future__ import annotations
 

@@ -42,7 +42,7 @@ class Waiting:
                     return f
             self._raise_if_reset()
             self._check_recovery()
-            if stimuli and not awake.until_us:
+            if stimuli and awake.enabled and not awake.until_us:
                 self._expect_stimuli()
             # While a resend is outstanding, wake at its deadline too, to ask again in time.
             r = self.events.resend
