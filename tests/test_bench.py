@@ -48,22 +48,40 @@ def test_verdict_latency_over_a_pty_to_another_process(benchmark):
         proc.wait(timeout=10)
 
 
+def no_c_compiler() -> bool:
+    import shutil
+    return not any(shutil.which(c) for c in ("cc", "gcc", "clang"))
+
+
 def test_bench_command_reports_every_figure_for_every_unit(tmp_path):
+    if no_c_compiler():
+        pytest.skip("no C compiler (cc, gcc, clang): bench leaves out the C echo (tested without one below)")
     out = tmp_path / "bench.json"
     assert main(["bench", "--races", "4", "--json", str(out)]) == 0
     doc = json.loads(out.read_text())
     assert set(doc["units"]) == {"showdown", "flash", "launcher"}
     for unit in doc["units"].values():
-        for key in ("processing_us", "read_us", "delivered_us", "command_rtt_us"):
+        for key in ("processing_us", "read_us", "delivered_us", "command_rtt_us", "canned_status_us", "echo_python_us",
+                    "echo_c_us"):
             assert set(unit["distributions"][key]) >= {"min", "p50", "p90", "p99", "p99.9", "max", "n"}
         assert sum(unit["outcomes"].values()) == 4
+        # the STATUS round trips paired with both echoes, sample by sample
+        n = unit["distributions"]["command_rtt_us"]["n"]
+        assert n == unit["distributions"]["echo_python_us"]["n"] == unit["distributions"]["echo_c_us"]["n"] == 4
+        assert set(unit["ratios"]) == {"command_rtt_us/echo_python_us", "command_rtt_us/echo_c_us"}
+        assert {v["n"] for v in unit["fixed_cost_us"].values()} == {n} and len(unit["fixed_cost_us"]) == 4
     d = doc["distributions"]
-    for key in ("floor_one_way_us", "floor_round_trip_us", "event_read_us", "event_delivered_us", "floor_timer_us"):
+    for key in ("floor_one_way_us", "event_read_us", "event_delivered_us", "floor_timer_us"):
         assert set(d[key]) >= {"min", "p50", "p90", "p99", "p99.9", "max", "n"}
     assert doc["emission_time"] == "exact"
     assert "event_delivered_us/floor_one_way_us" in doc["ratios"]
+    assert "event_delivered_asleep_us/floor_one_way_us" in doc["ratios"]
     assert d["floor_one_way_us"]["min"] > 0
-    assert d["floor_timer_us"]["min"] >= 0 and d["floor_timer_us"]["n"] == d["floor_one_way_us"]["n"]
+    # each floor sample beside a harness sample, every other one with the harness awake for its frame
+    n = d["event_read_us"]["n"]
+    assert n == d["event_read_asleep_us"]["n"] == d["event_after_read_us"]["n"] == d["wait_cpu_asleep_us"]["n"]
+    assert d["floor_one_way_us"]["n"] == 2 * n
+    assert d["floor_timer_us"]["min"] >= 0 and d["floor_timer_us"]["n"] == n
 
 
 @pytest.mark.parametrize("kind, outcomes", [
@@ -131,11 +149,15 @@ def test_bench_shows_a_percentile_only_when_enough_samples_back_it():
 
 
 def test_unohil_report_draws_a_bench_file_as_histograms(tmp_path):
+    if no_c_compiler():
+        pytest.skip("no C compiler (cc, gcc, clang): the page would lack the C echo's figure")
     out, page = tmp_path / "bench.json", tmp_path / "bench.html"
     assert main(["bench", "--races", "4", "--kind", "launcher", "--json", str(out)]) == 0
     assert main(["report", str(out), "-o", str(page)]) == 0
     html = page.read_text()
-    assert html.count('<figure data-latency="') == 4 + 5          # the launcher's four figures, the link's five
+    # the launcher's seven figures (STATUS, a canned responder's and the two echoes beside it among them), the
+    # link's ten (the events' with the harness awake for them and not, the floors)
+    assert html.count('<figure data-latency="') == 7 + 10
     assert 'data-kind="launcher"' in html and "verdicts: fired " in html and "http" not in html.replace(
         "http-equiv", "")
 
@@ -200,3 +222,44 @@ def test_each_verdict_figure_reads_its_true_value_on_the_virtual_clock(kind, del
     assert set(out["processing_us"]) == {0}
     assert set(out["read_us"]) == set(out["delivered_us"]) == {delay_us}
     assert set(out["command_rtt_us"]) == {delay_us}
+
+
+@pytest.mark.parametrize("delay_us", [0, 300])
+def test_status_round_trips_are_paired_with_both_echoes_sample_by_sample(delay_us):
+    """On the virtual clock a STATUS takes exactly what the line adds; each is paired with one Python and one
+    C echo on ptys of their own (real ones), so the fixed cost is a list of per-pair differences."""
+    from unohil.harness.measure.roundtrip import fixed_costs, paired_round_trips
+    if no_c_compiler():
+        pytest.skip("no C compiler (cc, gcc, clang): the C echo cannot be built")
+    faults = f"?faults=delay={delay_us}us" if delay_us else ""
+    with Driver.open(f"emu://showdown{faults}") as d:
+        out = paired_round_trips(d, 12)
+    assert out["command_rtt_us"] == [delay_us] * 12
+    assert len(out["canned_status_us"]) == len(out["echo_python_us"]) == len(out["echo_c_us"]) == 12
+    assert min(out["echo_c_us"]) > 0 and min(out["canned_status_us"]) > 0
+    assert out["c_echo"] == "compiled at bench time"
+    assert fixed_costs(out["command_rtt_us"], out["echo_c_us"]) == [delay_us - e for e in out["echo_c_us"]]
+
+
+def test_without_a_c_compiler_the_c_echo_is_left_out_and_the_run_says_why(monkeypatch, tmp_path):
+    from unohil.harness.measure import roundtrip
+    monkeypatch.setattr(roundtrip.shutil, "which", lambda name: None)
+    monkeypatch.delenv("CC", raising=False)
+    exe, why = roundtrip.build_c_echo(str(tmp_path))
+    assert exe is None and "no C compiler" in why
+    with Driver.open("emu://showdown") as d:
+        out = roundtrip.paired_round_trips(d, 3)
+    assert out["echo_c_us"] == [] and len(out["echo_python_us"]) == 3 and out["c_echo"] == why
+    from unohil.harness.measure.latency import _unit_figures
+    unit = _unit_figures("emu", {**out, "processing_us": [0]}, {}, 1)
+    assert set(unit["ratios"]) == {"command_rtt_us/echo_python_us"} and unit["c_echo"] == why
+    assert not any("C echo" in name for name in unit["fixed_cost_us"])
+
+
+def test_a_c_compiler_that_fails_is_said_with_its_words(monkeypatch, tmp_path):
+    from unohil.harness.measure import roundtrip
+    if no_c_compiler():
+        pytest.skip("no C compiler (cc, gcc, clang) to fail")
+    monkeypatch.setattr(roundtrip, "C_ECHO_SOURCE", "this is not C")
+    exe, why = roundtrip.build_c_echo(str(tmp_path))
+    assert exe is None and "could not build the C echo" in why and "error" in why

@@ -224,3 +224,20 @@ def test_conform_s_protocol_checks_pass_behind_a_burst_splitting_link(kind, caps
 def test_conform_s_inject_checks_pass_with_25_ms_after_each_reply(capsys):
     assert main(["conform", "--device", "emu://launcher?faults=delay=25ms", "--no-scenarios", "-q"]) == 0
     assert "0 failed" in capsys.readouterr().out
+
+
+def test_the_worst_round_trip_jitter_and_reply_timeout_follow_the_window_as_round_trips_come():
+    """The least and most of the window are kept as round trips come (a command asks for its timeout twice):
+    whatever leaves or joins the window, they are the window's, and the timeout is the one computed afresh."""
+    import random
+    rng = random.Random(5)
+    t = T.LinkTiming(virtual=False)
+    assert t.reply_timeout_us() == T.SPEC_REPLY_US + T.UNMEASURED_US + T.HOST_SLACK_US + T.MARGIN_US
+    for i in range(400):
+        # runs of equal values, spikes, and values leaving the window as the least or the most of it
+        us = rng.choice([100, 100, 250, rng.randrange(50, 400), rng.randrange(0, 5000), -3])
+        t.observe_reply(us)
+        window = list(t.round_trips)
+        assert t.worst_round_trip_us() == max(window) and t.jitter_us() == max(window) - min(window), i
+        assert t.reply_timeout_us() == (T.SPEC_REPLY_US + max(window) + (max(window) - min(window))
+                                        + T.HOST_SLACK_US + T.MARGIN_US), i

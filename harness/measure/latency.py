@@ -10,10 +10,11 @@ The production time is exact when the emulator runs in another process on this h
 from clock sync, and its uncertainty is reported beside it.
 
 The floor is the same kind of link with no protocol: a child process writes stamped
-16-byte packets into a pty and this process blocks in os.read (one-way), and an echo
-child for the round trip. For the one-way figures the same child writes, turn about, a
+16-byte packets into a pty and this process blocks in os.read (one-way), and echo
+responders for the round trip. For the one-way figures the same child writes, turn about, a
 raw packet on one pty and a protocol event frame on another, which the harness reads;
-so each harness sample is taken 2 ms after its floor sample, on the same machine.
+so each harness sample is taken 2 ms after its floor sample, on the same machine. Each
+unit's STATUS round trips are timed turn about with a Python and a C echo (roundtrip.py).
 Ratios compare the harness with the floor of the same run.
 Under the device's processing lies a floor of its own: how late the emulator's serving
 loop wakes for a due time when it has no work at all (python -m unohil.emulator.bench
@@ -86,10 +87,14 @@ def _pty_pair() -> tuple[int, int]:
     return master, slave
 
 
-def one_way(samples: int, interval_us: int = 2000) -> tuple[list[int], list[int], list[int]]:
+def one_way(samples: int, interval_us: int = 2000, awake=lambda i: True,
+            cpu_us: list | None = None) -> tuple[list[int], list[int], list[int]]:
     """One way on a pty, raw and through the harness, turn about (python -m unohil.harness.measure.link_floor paired).
     Returns the latencies in us of: the raw floor (os.read returned - write), the harness's
-    read stamp (Frame.host_us - write), and delivery (wait_for returned - write)."""
+    read stamp (Frame.host_us - write), and delivery (wait_for returned - write).
+    awake(i): whether the harness is told when sample i's frame is due (interval_us after the raw
+    packet's stamp, as the child's schedule says) and stays awake for it (session/awake.py);
+    cpu_us: gets the CPU time this process spent in each sample's wait."""
     from unohil.harness.links import FdLink
     raw_master, raw_slave = _pty_pair()
     frame_master, frame_slave = _pty_pair()
@@ -98,18 +103,23 @@ def one_way(samples: int, interval_us: int = 2000) -> tuple[list[int], list[int]
                              stdout=subprocess.PIPE, text=True)
     os.close(raw_master)
     os.close(frame_master)
-    d = Driver(FdLink("pty-pair", fd=frame_slave))
+    d = Driver(FdLink("pty-pair", fd=frame_slave), stay_awake=True)
     d.expect_events_from(0)
     floor, got = [], []
     try:
-        for _ in range(samples):
+        for i in range(samples):
             data = os.read(raw_slave, 16)
             now = time.monotonic_ns() // 1000
             while len(data) < 16:
                 data += os.read(raw_slave, 16 - len(data))
-            floor.append(now - struct.unpack_from("<Q", data)[0])
-            f = d.wait_for(lambda f: f.msg.NAME == "SD_BEEP", 10_000_000, "a stamped frame")
+            stamp = struct.unpack_from("<Q", data)[0]
+            floor.append(now - stamp)
+            cpu = time.process_time_ns()
+            f = d.wait_for(lambda f: f.msg.NAME == "SD_BEEP", 10_000_000, "a stamped frame",
+                           expect_at_us=stamp + interval_us if awake(i) else None)
             got.append((f.msg.event_seq, f.host_us, time.monotonic_ns() // 1000))
+            if cpu_us is not None:
+                cpu_us.append((time.process_time_ns() - cpu) // 1000)
     finally:
         written = [int(v) for v in child.communicate(timeout=30)[0].split()]
         os.close(raw_slave)
@@ -121,28 +131,6 @@ def floor_timer(samples: int) -> list[int]:
     out = subprocess.run([sys.executable, "-m", "unohil.emulator.bench", "--timer-floor", str(samples)],
                          capture_output=True, text=True, check=True, timeout=120).stdout
     return [int(v) for v in out.split()]
-
-
-def floor_round_trip(samples: int) -> list[int]:
-    master, slave = _pty_pair()
-    child = subprocess.Popen([sys.executable, "-m", "unohil.harness.measure.link_floor", "echo", str(master)],
-                             pass_fds=(master,))
-    os.close(master)
-    out = []
-    packet = bytes(16)
-    try:
-        for _ in range(samples):
-            t0 = time.monotonic_ns() // 1000
-            os.write(slave, packet)
-            got = 0
-            while got < 16:
-                got += len(os.read(slave, 16 - got))
-            out.append(time.monotonic_ns() // 1000 - t0)
-            time.sleep(0.001)
-    finally:
-        os.close(slave)
-        child.wait(timeout=30)
-    return out
 
 
 def run_bench(url: str | None, races: int, kinds: tuple[str, ...] = ("showdown",), stop=None,
@@ -177,6 +165,10 @@ def run_bench(url: str | None, races: int, kinds: tuple[str, ...] = ("showdown",
                 result["_in_progress"] = (d.kind, where, lat, d.clock.estimate.as_dict)
                 verdict_latencies(d, races, origin, progress=lambda done, total, k=d.kind: print(
                     f"bench: {k} {done}/{total} races", file=sys.stderr, flush=True), stop=stop, into=lat)
+                if not (stop is not None and stop()):
+                    from unohil.harness.measure.roundtrip import paired_round_trips
+                    # one pair a race: the results store keeps each race's i-th sample of every figure
+                    lat.update(paired_round_trips(d, races, stop=stop))
                 units[d.kind] = _unit_figures(where, lat, d.clock.estimate.as_dict(), races)
                 del result["_in_progress"]
         finally:
@@ -195,10 +187,20 @@ def run_bench(url: str | None, races: int, kinds: tuple[str, ...] = ("showdown",
 
 def _unit_figures(where: str, lat: dict, clock: dict, races: int) -> dict:
     done = len(lat.get("processing_us", ()))
+    from unohil.harness.measure.roundtrip import fixed_costs
     out = {"device": where, "identity": lat.get("identity"), "late_stimuli": lat.get("late_stimuli", 0), "outcomes": dict(lat.get("outcomes", {})),
            "clock": clock, "races_done": done,
            "distributions": {k: distribution(lat.get(k, [])) for k in UNIT_LABELS},
-           "samples": {k: lat.get(k, []) for k in UNIT_LABELS}, "ratios": {}}
+           "samples": {k: lat.get(k, []) for k in UNIT_LABELS}, "ratios": {}, "fixed_cost_us": {}}
+    if "c_echo" in lat:         # the STATUS round trips were paired with echoes (roundtrip.py)
+        out["c_echo"] = lat["c_echo"]
+        dists = out["distributions"]
+        for echo in ("echo_python_us", "echo_c_us"):
+            if dists[echo]:
+                out["ratios"][f"command_rtt_us/{echo}"] = _ratio(dists["command_rtt_us"], dists[echo])
+        for name, (a, b) in FIXED_COSTS.items():
+            if lat.get(a) and lat.get(b):
+                out["fixed_cost_us"][name] = distribution(fixed_costs(lat[a], lat[b]))
     if done < races:
         out["interrupted"] = True       # cut short: the races it finished are all here
     return out
@@ -223,25 +225,24 @@ def _floors(result: dict, n: int) -> None:
     """The link's floors, beside the harness's own figures: alternating sample by sample, the timer floor
     in batches between, so all of them see the same machine."""
     batch = 100
-    floor, h_read, h_delivered, timer = [], [], [], []
+    samples: dict[str, list[int]] = {k: [] for k in LINK_LABELS}
     for _ in range(0, n, batch):
-        f, r, dl = one_way(batch)
-        floor += f
-        h_read += r
-        h_delivered += dl
-        timer += floor_timer(batch)
-    floor_rtt = floor_round_trip(n)
-    dists = {"floor_one_way_us": distribution(floor), "event_read_us": distribution(h_read),
-             "event_delivered_us": distribution(h_delivered), "floor_round_trip_us": distribution(floor_rtt),
-             "floor_timer_us": distribution(timer)}
+        cpu: list[int] = []
+        # every other frame the harness is told when it is due and stays awake for it (session/awake.py):
+        # the figures with and without, sample by sample in the same run
+        f, r, dl = one_way(2 * batch, awake=lambda i: i % 2 == 0, cpu_us=cpu)
+        for suffix, half in (("", slice(0, None, 2)), ("_asleep", slice(1, None, 2))):
+            samples["event_read" + suffix + "_us"] += r[half]
+            samples["event_delivered" + suffix + "_us"] += dl[half]
+            samples["event_after_read" + suffix + "_us"] += [b - a for a, b in zip(r[half], dl[half])]
+            samples["wait_cpu" + suffix + "_us"] += cpu[half]
+        samples["floor_one_way_us"] += f
+        samples["floor_timer_us"] += floor_timer(batch)
+    dists = {k: distribution(v) for k, v in samples.items()}
     ratios = {}
-    for name, base in (("event_delivered_us", "floor_one_way_us"), ("event_read_us", "floor_one_way_us")):
-        ratios[f"{name}/{base}"] = _ratio(dists[name], dists[base])
-    for u in result["units"].values():
-        u["ratios"] = {"command_rtt_us/floor_round_trip_us": _ratio(u["distributions"]["command_rtt_us"],
-                                                                    dists["floor_round_trip_us"])}
-    result["samples"] = {"floor_one_way_us": floor, "event_read_us": h_read, "event_delivered_us": h_delivered,
-                         "floor_round_trip_us": floor_rtt, "floor_timer_us": timer}
+    for name in ("event_delivered_us", "event_read_us", "event_delivered_asleep_us", "event_read_asleep_us"):
+        ratios[f"{name}/floor_one_way_us"] = _ratio(dists[name], dists["floor_one_way_us"])
+    result["samples"] = samples
     result.update(distributions=dists, ratios=ratios)
 
 
@@ -253,13 +254,28 @@ UNIT_LABELS = {
     "processing_us": "verdict: knowable -> produced (device)",
     "read_us": "verdict: produced -> host read returned",
     "delivered_us": "verdict: produced -> waiting code has it",
-    "command_rtt_us": "command round trip (STATUS)",
+    "command_rtt_us": "command round trip (STATUS), turn about with the echoes",
+    "canned_status_us": "command round trip (STATUS), a canned responder",
+    "echo_python_us": "floor: raw pty echo round trip, Python responder",
+    "echo_c_us": "floor: raw pty echo round trip, C responder",
+}
+# A STATUS round trip less another beside it, sample by sample: (what, less what)
+FIXED_COSTS = {
+    "STATUS less the Python echo": ("command_rtt_us", "echo_python_us"),
+    "STATUS less the C echo": ("command_rtt_us", "echo_c_us"),
+    "the harness's share (canned STATUS less the Python echo)": ("canned_status_us", "echo_python_us"),
+    "the unit's share (STATUS less the canned STATUS)": ("command_rtt_us", "canned_status_us"),
 }
 LINK_LABELS = {
     "event_read_us": "event: written -> harness read returned",
     "event_delivered_us": "event: written -> waiting code has it",
+    "event_after_read_us": "event: harness read returned -> waiting code has it",
+    "wait_cpu_us": "event: CPU time of the wait (this process)",
+    "event_read_asleep_us": "event, not expected: written -> harness read returned",
+    "event_delivered_asleep_us": "event, not expected: written -> waiting code has it",
+    "event_after_read_asleep_us": "event, not expected: read returned -> waiting code has it",
+    "wait_cpu_asleep_us": "event, not expected: CPU time of the wait",
     "floor_one_way_us": "floor: raw pty one-way (os.read)",
-    "floor_round_trip_us": "floor: raw pty echo round trip",
     "floor_timer_us": "floor: emulator's wait for a due time, no work",
 }
 
@@ -317,6 +333,11 @@ def print_report(result: dict, console) -> None:
                           f"{AHEAD_US} us margin and the device refused it as too late")
         for name, r in u["ratios"].items():
             ratio_line(f"{kind}: ", name, r, {**result["distributions"], **u["distributions"]})
+        for name, fixed in u.get("fixed_cost_us", {}).items():
+            console.print(f"  {kind}: {name}, pair by pair: p50 {duration(fixed['p50'], exact=False)} "
+                          f"({fixed['n']} pairs)", soft_wrap=True)
+        if u.get("c_echo", "compiled at bench time") != "compiled at bench time":
+            console.print(f"  {kind}: {u['c_echo']}", soft_wrap=True)
         proc = u["distributions"].get("processing_us")
         if proc and timer and backed(99, proc["n"]) and backed(99, timer["n"]):
             tail = f", p99.9 {duration(timer['p99.9'], exact=False)}" if backed(99.9, timer["n"]) else ""

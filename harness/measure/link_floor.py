@@ -6,6 +6,9 @@ python -m unohil.harness.measure.link_floor paired RAW_FD FRAME_FD N INTERVAL_US
         FRAME_FD; at the end, one line per frame: the monotonic us just before its write
 python -m unohil.harness.measure.link_floor echo FD
         echo every byte read until EOF
+python -m unohil.harness.measure.link_floor status FD
+        answer every STATUS_GET frame with a STATUS reply looked up in a table made at start:
+        a unit that costs what an echo costs, so a STATUS through it is the harness's own share
 
 The reader (the benchmark) blocks in os.read on one pty and in the harness's driver
 on the other, turn about, so each floor sample and the harness sample after it see
@@ -37,7 +40,8 @@ def paired(raw_fd: int, frame_fd: int, n: int, interval_us: int) -> None:
     print("\n".join(map(str, written)))
 
 
-def echo(fd: int) -> None:
+def _reads(fd: int):
+    """What each read of fd returns, until end of file or an error (the other end closed)."""
     while True:
         try:
             data = os.read(fd, 4096)
@@ -45,7 +49,27 @@ def echo(fd: int) -> None:
             return
         if not data:
             return
+        yield data
+
+
+def echo(fd: int) -> None:
+    for data in _reads(fd):
         os.write(fd, data)
+
+
+def status(fd: int) -> None:
+    from unohil.protocol import encode, msg
+    get = msg.STATUS_GET()
+    replies = {encode(get, seq, 0): encode(msg.STATUS(cmd_seq=seq, state=0, cards=0, next_event_seq=0,
+                                                      pending_injects=0, boot_id=1), 0, 0) for seq in range(0x10000)}
+    print("ready", flush=True)
+    pending = b""
+    for data in _reads(fd):
+        *frames, pending = (pending + data).split(b"\x00")
+        for frame in frames:
+            reply = replies.get(frame + b"\x00")
+            if reply is not None:
+                os.write(fd, reply)
 
 
 def main(argv: list[str]) -> int:
@@ -54,6 +78,8 @@ def main(argv: list[str]) -> int:
         paired(fd, int(argv[2]), int(argv[3]), int(argv[4]))
     elif mode == "echo":
         echo(fd)
+    elif mode == "status":
+        status(fd)
     else:
         print(f"unknown mode {mode!r}", file=sys.stderr)
         return 2

@@ -15,12 +15,13 @@ from unohil import protocol
 from unohil.protocol import Frame, FrameError, StreamDecoder, Unwrapper, catalogue as cat
 from unohil.protocol import msg as M
 
+from unohil.harness.session.awake import LEAD_US, TAIL_US, Awake, ReplayLink
 from unohil.harness.session.clocksync import ClockSync
 from unohil.harness.session.commands import ACTION, Commands, _Pending, input_id
 from unohil.harness.session.device_clock import DeviceClock
 from unohil.harness.session.waiting import Waiting
 from unohil.harness.session.events import EventSequencer, Resend
-from unohil.harness.errors import DeviceReset, LinkError, Nak
+from unohil.harness.errors import DeviceReset, LinkError, Nak, WaitTimeout
 from unohil.harness.session.health import LinkHealth
 from unohil.harness.session.timing import link_timing
 from unohil.harness.links import Link, open_link
@@ -36,6 +37,11 @@ _BAD_CRC = cat.ENUM_VALUES["error"]["bad_crc"]
 BURST_SAME_US = 2000
 
 
+def _NOTHING(frame: Frame) -> bool:
+    """A rehearsal's predicate: looks at the frame as a waiter's does, and takes none."""
+    return frame.msg.NAME is None
+
+
 class Driver(Commands, Waiting, DeviceClock):
     """One connected unit: its link, its session's state, the frames read and where they go. What it is
     told is in Commands (commands.py), how it is waited on in Waiting (waiting.py), its clock in
@@ -47,7 +53,7 @@ class Driver(Commands, Waiting, DeviceClock):
 
     def __init__(self, link: Link, *, name: str | None = None, trace=None,
                  command_timeout_us: int | None = None, history: int = 20_000,
-                 opener: Callable[[str], Link] = open_link):
+                 opener: Callable[[str], Link] = open_link, stay_awake: bool = False):
         self.link = link
         self.opener = opener            # opens the URL again after the other end hung up
         self.url = link.url
@@ -64,6 +70,13 @@ class Driver(Commands, Waiting, DeviceClock):
         self.identity = None
         self.kind: str | None = None
         self.inbox: deque[Frame] = deque()
+        # stay_awake: when a frame is expected, a wait polls for it (session/awake.py). Off unless asked: on a
+        # shared 2-core VM it did not bring frames to the waiter sooner (docs/performance.md)
+        self.awake = Awake()
+        self.awake.enabled = stay_awake
+        self.awake.replay = self._rehearse
+        self._understudy: Driver | None = None     # the throwaway driver of the rehearsals
+        self._stimulus_expected = 0     # the device time of the latest stimulus a wait stayed awake for
         self.history: deque[Frame] = deque(maxlen=history)
         self._tx_seq = 0
         self._rx_seq: int | None = None
@@ -179,12 +192,18 @@ class Driver(Commands, Waiting, DeviceClock):
     def _pump(self, deadline_us: int) -> bool:
         """Read once, until deadline at most. False if nothing arrived by the deadline."""
         link = self.link
-        timeout = deadline_us - link.now_us()
-        data, host_us = link.read(timeout if timeout > 0 else 0)
+        awake = self.awake
+        if awake.until_us:          # a frame is expected soon: poll for it rather than sleep (awake.py)
+            data, host_us = awake.read(link, deadline_us)
+        else:
+            timeout = deadline_us - link.now_us()
+            data, host_us = link.read(timeout if timeout > 0 else 0)
         if getattr(link, "console", None) is not None:
             self._take_console(link.console)
         if not data:
             return False
+        if awake.enabled:
+            awake.keep(data)
         health = self.health
         health.bytes_rx += len(data)
         stats = self.decoder.stats
@@ -311,6 +330,42 @@ class Driver(Commands, Waiting, DeviceClock):
         """The deadline of a wait, or sooner if a resend is outstanding, so it is asked again in time."""
         r = self.events.resend
         return deadline if r is None else min(deadline, r.deadline)
+
+    # ---- staying awake for an expected frame ----
+
+    def expect_frame(self, at_host_us: int, lead_us: int = LEAD_US, tail_us: int = TAIL_US) -> None:
+        """A frame is expected at host time at_host_us: the waits around it poll the link instead of
+        sleeping (session/awake.py), so the waiting code has it soon after its read. No-op on a
+        virtual link, whose clock does not run while nobody reads."""
+        if not self.link.virtual:
+            self.awake.expect(at_host_us, lead_us, tail_us)
+
+    def _rehearse(self, data: bytes) -> None:
+        """Read data again in a throwaway driver waiting for an event, as this one does when its frame
+        comes: the same code, from the read to the waiter's predicate, runs and is in the caches then."""
+        understudy = self._understudy
+        if understudy is None:
+            understudy = self._understudy = Driver(ReplayLink(), name="rehearsal", history=8)
+        understudy.link.data = data
+        nxt = self.events.next      # the bytes are most likely the latest event: take it as in order
+        understudy.events.start(0 if nxt is None else (nxt - 1) & 0xFFFF)
+        understudy._pending.clear()
+        try:
+            understudy.wait_for(_NOTHING, 0, "a rehearsal", probe=False)
+        except WaitTimeout:
+            pass        # a replay waits for nothing: it ends when its bytes are read
+
+    def _expect_stimuli(self) -> None:
+        """Stay awake for the next stimulus this session scheduled (its events come at its device time),
+        once per stimulus."""
+        est = self.clock.estimate
+        if est is None or self.link.virtual:
+            return
+        after = max(self.unwrap.latest or 0, self._stimulus_expected)
+        due = [t for t in self._injected if t > after]
+        if due:
+            t = self._stimulus_expected = min(due)
+            self.awake.expect(round(est.to_host(t)), LEAD_US + int(est.uncertainty_us))
 
     # ---- reboots ----
 

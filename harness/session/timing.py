@@ -33,11 +33,27 @@ class LinkTiming:
         self.usb = usb
         self.host_slack_us = 0 if virtual else HOST_SLACK_US
         self.round_trips: deque[int] = deque(maxlen=WINDOW)     # us from a command's write to its reply
+        self._range = (0, 0)            # (least, most) of round_trips, kept as they come
+        self._reply_timeout: int | None = None      # reply_timeout_us(), until a round trip changes _range
         # us a frame of a burst came after its reply, beyond what the unit's own stamps say
         self.spreads: deque[int] = deque(maxlen=WINDOW)
 
     def observe_reply(self, us: int) -> None:
-        self.round_trips.append(max(0, int(us)))
+        # Every command asks for its timeout, twice: the least and the most of the window are kept here, so
+        # that a round trip inside them (most are), replacing neither, costs no pass over the window
+        us = max(0, int(us))
+        rt = self.round_trips
+        leaving = rt[0] if len(rt) == WINDOW else None
+        first = not rt
+        rt.append(us)
+        lo, hi = self._range
+        if first:
+            self._range = (us, us)
+        elif leaving == lo or leaving == hi or not lo <= us <= hi:
+            self._range = (min(rt), max(rt))
+        else:
+            return
+        self._reply_timeout = None
 
     def observe_spread(self, us: int) -> None:
         self.spreads.append(max(0, int(us)))
@@ -51,12 +67,12 @@ class LinkTiming:
         return bool(self.round_trips)
 
     def worst_round_trip_us(self) -> int:
-        return max(self.round_trips, default=0)
+        return self._range[1]
 
     def jitter_us(self) -> int:
         """How much the round trips varied: a later one may be that much slower than the worst seen."""
-        rt = self.round_trips
-        return max(rt) - min(rt) if rt else 0
+        lo, hi = self._range
+        return hi - lo
 
     def _usb_us(self) -> int:
         return 2 * USB_FRAME_US if self.usb else 0
@@ -64,9 +80,12 @@ class LinkTiming:
     def reply_timeout_us(self) -> int:
         """How long a reply is waited for: the SPEC's 50 ms, the command and a longest reply on the wire, the
         link's worst round trip and jitter (or UNMEASURED_US before any) and, on a real clock, the host's slack."""
-        link = self.worst_round_trip_us() + self.jitter_us() if self.measured else UNMEASURED_US
-        return (SPEC_REPLY_US + self.bytes_us(2 * MAX_FRAME_BYTES) + self._usb_us() + link + self.host_slack_us
-                + MARGIN_US)
+        timeout = self._reply_timeout
+        if timeout is None:
+            link = self.worst_round_trip_us() + self.jitter_us() if self.measured else UNMEASURED_US
+            timeout = self._reply_timeout = (SPEC_REPLY_US + self.bytes_us(2 * MAX_FRAME_BYTES) + self._usb_us()
+                                             + link + self.host_slack_us + MARGIN_US)
+        return timeout
 
     def stimulus_lead_us(self, clock_uncertainty_us: float = 0.0) -> int:
         """How far ahead of the unit's now a stimulus is sent: the link's worst round trip and its jitter

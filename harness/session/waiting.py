@@ -18,15 +18,20 @@ class Waiting:
         return self.wait_for(lambda f: True, timeout_us, what)
 
     def wait_for(self, predicate: Callable[[Frame], bool], timeout_us: int, what: str,
-                 collect: list | None = None, probe: bool = True) -> Frame:
+                 collect: list | None = None, probe: bool = True, expect_at_us: int | None = None) -> Frame:
         """Consume events in order until one satisfies predicate.
 
         Events consumed on the way are appended to collect (when given); all stay
         in history. On timeout the device is asked for its event count once, so a
         lost trailing event (a verdict, say) is recovered rather than missed.
+        expect_at_us: the host time the caller expects a frame at; the wait stays awake
+        for it (session/awake.py), as it does for the stimuli this session scheduled.
         """
         deadline = self.link.now_us() + timeout_us
         probed = not probe
+        if expect_at_us is not None:
+            self.expect_frame(expect_at_us)
+        awake, stimuli = self.awake, self._injected
         while True:
             inbox = self.inbox
             while inbox:
@@ -37,6 +42,8 @@ class Waiting:
                     return f
             self._raise_if_reset()
             self._check_recovery()
+            if stimuli and awake.enabled and not awake.until_us:
+                self._expect_stimuli()
             # While a resend is outstanding, wake at its deadline too, to ask again in time.
             r = self.events.resend
             if self._pump(deadline if r is None else min(deadline, r.deadline)) or self.link.now_us() < deadline:
