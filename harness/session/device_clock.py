@@ -8,6 +8,9 @@ from unohil.protocol import msg as M
 from unohil.harness.errors import CommandTimeout, LinkError
 from unohil.harness.session.clocksync import ClockEstimate, SyncSample
 
+SYNC_EXCHANGES = 8      # of one clock sync
+
+
 
 class DeviceClock:
     """The clock of a Driver (mixed into it)."""
@@ -15,7 +18,7 @@ class DeviceClock:
     def now_us(self) -> int:
         return self.link.now_us()
 
-    def sync_clock(self, exchanges: int = 8, deadline_us: int | None = None) -> ClockEstimate:
+    def sync_clock(self, exchanges: int = SYNC_EXCHANGES, deadline_us: int | None = None) -> ClockEstimate:
         """Add `exchanges` samples to the clock mapping. An exchange that gets no answer (its retries
         spent) is skipped and the good samples kept: only a deadline (HANDSHAKE_BUDGET_US from now
         by default) that passes without a single good sample is an error."""
