@@ -82,23 +82,21 @@ class ConsoleReader:
 class ConsoleTimes:
     """Console lines placed on the unit's clock. Each line becomes a record {"host_us", "dev_us", "text"}
     (plus `fields`). A line read while there is no clock sync (the unit's banner and the handshake, before
-    the first sync; a reboot's, before the next) waits with dev_us None; once a sync of at least
-    `settled_samples` exchanges exists (the first exchange alone may have had a slow round trip), it places
-    that line too, in the same record, so whoever already holds the record (a check's console, a driver's
-    log) sees its time. A line whose device time would be negative was read before the boot the sync
+    the first sync; a reboot's, before the next) waits with dev_us None; once there is a sync (a whole one:
+    the caller says when), it places that line too, in the same record, so whoever already holds the
+    record (a check's console, a driver's log) sees its time. A line whose device time would be negative was read before the boot the sync
     belongs to: it keeps None (no clock of that boot exists to place it on)."""
 
-    def __init__(self, settled_samples: int = 0, **fields):
-        self.settled_samples = settled_samples
+    def __init__(self, **fields):
         self.fields = fields
         self._waiting: list[dict] = []
 
     def take(self, lines: list[ConsoleLine], estimate) -> tuple[list[dict], list[dict]]:
         """(records of `lines`, records whose placement is now final, in read order: all that waited and
-        these when `estimate` (a ClockEstimate or None) is a settled sync, else what waited too long)."""
+        these when there is an `estimate` (a ClockEstimate, or None), else what waited too long)."""
         new = [{"host_us": ln.host_us, "dev_us": None, **self.fields, "text": ln.text} for ln in lines]
         self._waiting += new
-        if estimate is None or estimate.samples < self.settled_samples:
+        if estimate is None:
             if len(self._waiting) <= MAX_WAITING:
                 return new, []
             settled, self._waiting = self._waiting[:-MAX_WAITING], self._waiting[-MAX_WAITING:]
@@ -106,8 +104,7 @@ class ConsoleTimes:
         return new, self.give_up(estimate)
 
     def give_up(self, estimate=None) -> list[dict]:
-        """The records still waiting, placed through `estimate` when there is one (however few its
-        exchanges), else left at None: final."""
+        """The records still waiting, placed through `estimate` when there is one, else left at None: final."""
         settled, self._waiting = self._waiting, []
         if estimate is not None:
             for rec in settled:

@@ -8,9 +8,6 @@ from unohil.protocol import msg as M
 from unohil.harness.errors import CommandTimeout, LinkError
 from unohil.harness.session.clocksync import ClockEstimate, SyncSample
 
-SYNC_EXCHANGES = 8      # of one clock sync
-
-
 
 class DeviceClock:
     """The clock of a Driver (mixed into it)."""
@@ -18,7 +15,7 @@ class DeviceClock:
     def now_us(self) -> int:
         return self.link.now_us()
 
-    def sync_clock(self, exchanges: int = SYNC_EXCHANGES, deadline_us: int | None = None) -> ClockEstimate:
+    def sync_clock(self, exchanges: int = 8, deadline_us: int | None = None) -> ClockEstimate:
         """Add `exchanges` samples to the clock mapping. An exchange that gets no answer (its retries
         spent) is skipped and the good samples kept: only a deadline (HANDSHAKE_BUDGET_US from now
         by default) that passes without a single good sample is an error."""
@@ -41,6 +38,7 @@ class DeviceClock:
             # than the host's whole round trip (a clock not running at host rate, e.g. QEMU's -icount)
             raise LinkError(f"{self.url}: no usable clock sync: in each of {exchanges} exchanges the unit's clock "
                             f"advanced more than the host's round trip; its time does not run at host rate")
+        self.clock.settled = True
         return self.clock.estimate
 
     def _timed(self, make) -> tuple[int, Frame]:

@@ -18,7 +18,7 @@ from unohil.protocol import msg as M
 from unohil.harness.links.console import ConsoleTimes
 from unohil.harness.session.clocksync import ClockSync
 from unohil.harness.session.commands import ACTION, Commands, _Pending, input_id
-from unohil.harness.session.device_clock import SYNC_EXCHANGES, DeviceClock
+from unohil.harness.session.device_clock import DeviceClock
 from unohil.harness.session.waiting import Waiting
 from unohil.harness.session.events import EventSequencer, Resend
 from unohil.harness.errors import DeviceReset, LinkError, Nak
@@ -90,7 +90,7 @@ class Driver(Commands, Waiting, DeviceClock):
         # the unit's debug console (link.console: a qemu: unit's UART1, or --console URL), read beside the link
         self.console_log: deque[dict] = deque(maxlen=history)
         self._console_cursor = 0
-        self._console_times = ConsoleTimes(settled_samples=SYNC_EXCHANGES, dir="console")
+        self._console_times = ConsoleTimes(dir="console")
 
     @property
     def command_timeout_us(self) -> int:
@@ -248,7 +248,7 @@ class Driver(Commands, Waiting, DeviceClock):
         """The console's lines since the last read into console_log, and into the trace once placed on the
         unit's clock (links/console.py's ConsoleTimes: a line read before the clock sync waits for it)."""
         lines, self._console_cursor = console.after(self._console_cursor)
-        new, settled = self._console_times.take(lines, self.clock.estimate)
+        new, settled = self._console_times.take(lines, self.clock.estimate if self.clock.settled else None)
         self.console_log.extend(new)
         if self.trace is not None:
             for rec in settled:
