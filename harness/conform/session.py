@@ -15,7 +15,6 @@ from unohil.harness.conform.report import CheckResult, Report
 from unohil.harness.conform.wire import ACTION, KIND_NAMES, REPLY_TIMEOUT_US, Fail, Wire, expect, show
 from unohil.harness.errors import ConformError, DeviceMismatch, LinkClosed, LinkError
 from unohil.harness.links import claim
-from unohil.harness.links.console import ConsoleTimes
 from unohil.harness.outcome import Outcome
 
 
@@ -37,7 +36,6 @@ class Conformance:
         self.syncs: list[tuple[int, int, int, int]] = []        # t1, t2, t3, t4 (t2, t3 raw u32)
         self.driver = None          # the scenario library's driver, once it runs: its clock sync stamps the console
         self._console_cursor = 0    # the unit's console lines handed to checks so far (ConsoleReader.after)
-        self._console_times = ConsoleTimes()
         self._clock: tuple[int, object] = (0, None)     # the console's clock: (syncs it was fitted on, estimate)
 
     # ---- the run ----
@@ -154,14 +152,19 @@ class Conformance:
     def _console_lines(self) -> list[dict]:
         """The unit's console lines since the last check was recorded (a check owns what the unit printed
         while it ran and while the harness recovered after it), each stamped in host µs at its read and in
-        device µs through the clock sync (links/console.py's ConsoleTimes: lines of the checks before the
-        time sync check get theirs once it has run, in their records)."""
+        device µs through the clock sync (None before the time sync check has run)."""
         console = getattr(self.link, "console", None)
         if console is None:
             return []
         lines, self._console_cursor = console.after(self._console_cursor)
-        new, _ = self._console_times.take(lines, self._estimate())
-        return new
+        est = self._estimate()
+        out = []
+        for ln in lines:
+            dev = int(est.to_device(ln.host_us)) if est is not None else None
+            # before the clock's zero: read before the boot the clock sync belongs to (a reboot since), no time
+            out.append({"host_us": ln.host_us, "dev_us": dev if dev is not None and dev >= 0 else None,
+                        "text": ln.text})
+        return out
 
     def _estimate(self):
         """The host-to-device mapping: the scenario driver's once it runs, before that a fit through the time

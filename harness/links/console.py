@@ -84,7 +84,7 @@ class ConsoleTimes:
     (plus `fields`). A line read while there is no clock sync (the unit's banner and the handshake, before
     the first sync; a reboot's, before the next) waits with dev_us None; once there is a sync (a whole one:
     the caller says when), it places that line too, in the same record, so whoever already holds the
-    record (a check's console, a driver's log) sees its time. A line whose device time would be negative was read before the boot the sync
+    record (a driver's console log) sees its time. A line whose device time would be negative was read before the boot the sync
     belongs to: it keeps None (no clock of that boot exists to place it on)."""
 
     def __init__(self, **fields):
