@@ -118,3 +118,32 @@ def test_conform_puts_the_console_lines_of_each_check_in_its_json_and_junit(tmp_
     first_check = checks[lines[0][0]]["name"]
     case = next(tc for tc in ET.parse(tmp_path / "c.xml").iter("testcase") if tc.get("name") == first_check)
     assert f"tick {numbers[0]}" in case.findtext("system-out")
+
+
+def test_a_line_read_before_the_clock_sync_is_placed_through_it(tmp_path):
+    """On the virtual clock: a unit's banner read before the handshake waits for the clock sync, then has the
+    device time the unit had when it was read (to within the sync's uncertainty), not after the unit's first
+    reply; console_log and the trace say the same, and the trace has it once."""
+    from unohil.emulator.inprocess import VirtualLink
+    from unohil.harness.session.driver import Driver
+    link = VirtualLink("showdown", boot_time_us=3_000_000)
+    pipe_out, pipe_in = os.pipe()
+    link.console = ConsoleReader(lambda n: os.read(pipe_out, n), "pipe", now_us=link.now_us)
+    try:
+        os.write(pipe_in, b"banner\n")
+        deadline = time.monotonic() + 10
+        while not link.console.lines() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        (banner,) = link.console.lines()
+        with Driver.open(link.url, opener=lambda url: link, trace_dir=tmp_path) as d:
+            (logged,) = d.console_log
+            est = d.clock.estimate
+        assert logged["dev_us"] is not None
+        assert abs(logged["dev_us"] - link.device_time_at(banner.host_us)) <= est.uncertainty_us + 1
+    finally:
+        os.close(pipe_in)
+    (trace,) = tmp_path.glob("*.jsonl")
+    records = [json.loads(line) for line in trace.read_text().splitlines()]
+    assert [rec for rec in records if rec["dir"] == "console"] == [logged]
+    identity = next(rec for rec in records if rec.get("type") == "IDENTITY")
+    assert logged["dev_us"] <= identity["dev_us"]       # the virtual unit answers in no time

@@ -226,8 +226,14 @@ def test_the_console_is_in_the_trace_json_junit_html_and_perfetto_in_order_with_
         text = f"{st['dev_raw']} state {st['fields']['previous']} -> {st['fields']['state']}"
         line = next((c for c in console if c["text"] == text), None)
         assert line is not None, (text, [c["text"] for c in console])
-        if line["dev_us"] is not None:
-            assert abs(line["dev_us"] - st["dev_us"]) < 20_000, (line, st)
+        assert abs(line["dev_us"] - st["dev_us"]) < 20_000, (line, st)
+    # every line, the boot banner read before the clock sync too, placed on the unit's clock
+    # every line from the unit's clock zero on ("0 boot reason 0"), those read before the clock sync too, is
+    # placed on the unit's clock; the banner the firmware prints before it starts its clock may fall before
+    # its zero: None, as a line of no boot's clock
+    boot = next(k for k, c in enumerate(console) if c["text"] == "0 boot reason 0")
+    assert all(c["dev_us"] is not None for c in console[boot:]) and console[boot]["dev_us"] < 20_000
+    assert [c["text"] for c in console[:boot]] == ["showdown firmware on mps2-an385"]
     # the JSON: the race's console, relative to the race start like its events, the verdict among it
     race = json.loads((tmp_path / "r.json").read_text())["scenarios"][0]["results"][0]
     texts = [c["text"] for c in race["console"]]

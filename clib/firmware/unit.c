@@ -5,9 +5,16 @@
 #include "unit.h"
 #include "../uhil_framing.h"
 
+/* IDENTITY's firmware version; a release build sets its own (make CFLAGS=-DFIRMWARE_PATCH=N) */
+#ifndef FIRMWARE_MAJOR
 #define FIRMWARE_MAJOR 0
+#endif
+#ifndef FIRMWARE_MINOR
 #define FIRMWARE_MINOR 1
+#endif
+#ifndef FIRMWARE_PATCH
 #define FIRMWARE_PATCH 0
+#endif
 
 static void boot(struct unit *u, uint8_t reason);
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 MAX_LINES = 20_000             # the oldest lines go first; a race's worth of log is a few dozen
 MAX_LINE = 1000                # a line without a newline is cut here
+MAX_WAITING = 2_000            # lines kept waiting for a clock sync; beyond it the oldest are given up on
 
 
 @dataclass(frozen=True)
@@ -25,10 +26,12 @@ class ConsoleLine:
 
 class ConsoleReader:
     """Reads `source` (a socket, or a function returning the next bytes, b"" at the end) until it ends;
-    lines() gives the lines so far, oldest first."""
+    lines() gives the lines so far, oldest first. `now_us` is the host clock it stamps with: the monotonic
+    clock real links use, unless given (a virtual link's)."""
 
-    def __init__(self, source, name: str, on_close=None):
+    def __init__(self, source, name: str, on_close=None, now_us=None):
         self.name = name
+        self._now_us = now_us or (lambda: time.monotonic_ns() // 1000)
         self._read = source.recv if isinstance(source, socket.socket) else source
         self._on_close = on_close
         self._lines: deque[ConsoleLine] = deque(maxlen=MAX_LINES)
@@ -46,7 +49,7 @@ class ConsoleReader:
                 return
             if not data:
                 return
-            self._take(data, time.monotonic_ns() // 1000)
+            self._take(data, self._now_us())
 
     def close(self) -> None:
         if self._on_close is not None:
@@ -74,6 +77,40 @@ class ConsoleReader:
     def lines(self, since_us: int | None = None) -> list[ConsoleLine]:
         with self._lock:
             return [ln for ln in self._lines if since_us is None or ln.host_us >= since_us]
+
+
+class ConsoleTimes:
+    """Console lines placed on the unit's clock. Each line becomes a record {"host_us", "dev_us", "text"}
+    (plus `fields`). A line read while there is no clock sync (the unit's banner and the handshake, before
+    the first sync; a reboot's, before the next) waits with dev_us None; once there is a sync (a whole one:
+    the caller says when), it places that line too, in the same record, so whoever already holds the
+    record (a driver's console log) sees its time. A line whose device time would be negative was read before the boot the sync
+    belongs to: it keeps None (no clock of that boot exists to place it on)."""
+
+    def __init__(self, **fields):
+        self.fields = fields
+        self._waiting: list[dict] = []
+
+    def take(self, lines: list[ConsoleLine], estimate) -> tuple[list[dict], list[dict]]:
+        """(records of `lines`, records whose placement is now final, in read order: all that waited and
+        these when there is an `estimate` (a ClockEstimate, or None), else what waited too long)."""
+        new = [{"host_us": ln.host_us, "dev_us": None, **self.fields, "text": ln.text} for ln in lines]
+        self._waiting += new
+        if estimate is None:
+            if len(self._waiting) <= MAX_WAITING:
+                return new, []
+            settled, self._waiting = self._waiting[:-MAX_WAITING], self._waiting[-MAX_WAITING:]
+            return new, settled
+        return new, self.give_up(estimate)
+
+    def give_up(self, estimate=None) -> list[dict]:
+        """The records still waiting, placed through `estimate` when there is one, else left at None: final."""
+        settled, self._waiting = self._waiting, []
+        if estimate is not None:
+            for rec in settled:
+                dev = int(estimate.to_device(rec["host_us"]))
+                rec["dev_us"] = dev if dev >= 0 else None
+        return settled
 
 
 def last_words(link, since_us: int) -> str:

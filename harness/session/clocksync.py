@@ -61,10 +61,14 @@ class ClockSync:
         self.min_span_for_drift_us = min_span_for_drift_us
         self.samples: list[SyncSample] = []
         self.estimate: ClockEstimate | None = None
+        # whether a sync has ended (sync_clock made its exchanges) since the last reset: the estimate of a
+        # sync's first exchange alone may rest on one slow round trip
+        self.settled = False
 
     def reset(self) -> None:
         self.samples.clear()
         self.estimate = None
+        self.settled = False
 
     def add(self, sample: SyncSample) -> ClockEstimate:
         if sample.rtt < 0:

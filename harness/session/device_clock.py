@@ -38,6 +38,7 @@ class DeviceClock:
             # than the host's whole round trip (a clock not running at host rate, e.g. QEMU's -icount)
             raise LinkError(f"{self.url}: no usable clock sync: in each of {exchanges} exchanges the unit's clock "
                             f"advanced more than the host's round trip; its time does not run at host rate")
+        self.clock.settled = True
         return self.clock.estimate
 
     def _timed(self, make) -> tuple[int, Frame]:

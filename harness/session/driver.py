@@ -15,6 +15,7 @@ from unohil import protocol
 from unohil.protocol import Frame, FrameError, StreamDecoder, Unwrapper, catalogue as cat
 from unohil.protocol import msg as M
 
+from unohil.harness.links.console import ConsoleTimes
 from unohil.harness.session.awake import LEAD_US, TAIL_US, Awake, ReplayLink
 from unohil.harness.session.clocksync import ClockSync
 from unohil.harness.session.commands import ACTION, Commands, _Pending, input_id
@@ -102,6 +103,7 @@ class Driver(Commands, Waiting, DeviceClock):
         # the unit's debug console (link.console: a qemu: unit's UART1, or --console URL), read beside the link
         self.console_log: deque[dict] = deque(maxlen=history)
         self._console_cursor = 0
+        self._console_times = ConsoleTimes(dir="console")
 
     @property
     def command_timeout_us(self) -> int:
@@ -141,6 +143,8 @@ class Driver(Commands, Waiting, DeviceClock):
                 self.link.close()
             finally:
                 if self.trace is not None:
+                    for rec in self._console_times.give_up(self.clock.estimate):
+                        self.trace.write(rec)
                     self.trace.close()
 
     def _leave_clean(self) -> None:
@@ -260,15 +264,13 @@ class Driver(Commands, Waiting, DeviceClock):
         return True
 
     def _take_console(self, console) -> None:
-        """The console's lines since the last read, each with the device time of its host stamp (through
-        the clock sync; None before there is one), into console_log and the trace."""
+        """The console's lines since the last read into console_log, and into the trace once placed on the
+        unit's clock (links/console.py's ConsoleTimes: a line read before the clock sync waits for it)."""
         lines, self._console_cursor = console.after(self._console_cursor)
-        est = self.clock.estimate
-        for ln in lines:
-            rec = {"host_us": ln.host_us, "dev_us": int(est.to_device(ln.host_us)) if est is not None else None,
-                   "dir": "console", "text": ln.text}
-            self.console_log.append(rec)
-            if self.trace is not None:
+        new, settled = self._console_times.take(lines, self.clock.estimate if self.clock.settled else None)
+        self.console_log.extend(new)
+        if self.trace is not None:
+            for rec in settled:
                 self.trace.write(rec)
 
     def _on_frame_error(self, err: FrameError, host_us: int) -> None:
