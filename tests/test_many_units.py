@@ -108,3 +108,25 @@ def test_two_thousand_emulated_units_pass_a_scenario_each_in_one_run(tmp_path):
     assert len(doc["devices"]) == units and not any(d.get("error") for d in doc["devices"])
     assert doc["summary"]["passed"] == units == doc["summary"]["races"]
     assert len({s["device"] for s in doc["scenarios"]}) == units     # every unit ran its own
+
+
+def test_what_a_run_holds_before_its_races_is_out_of_the_collectors_walks_only_while_they_run(tmp_path,
+                                                                                             monkeypatch):
+    import gc
+
+    from unohil.harness.cli import main
+    from unohil.harness.run.runner import Runner
+    frozen_during: list[int] = []
+    real_run = Runner.run
+
+    def run(self, sc, *a, **kw):
+        frozen_during.append(gc.get_freeze_count())
+        return real_run(self, sc, *a, **kw)
+
+    monkeypatch.setattr(Runner, "run", run)
+    path = scenario_file(tmp_path, ("a", 500_000, 1), ("b", 500_000, 1))
+    before = gc.get_freeze_count()
+    assert main(["run", "-q", "-j", "1", "--device", "emu://showdown?clock=virtual", "--device",
+                 "emu://showdown?clock=virtual&serial=2", str(path)]) == 0
+    assert len(frozen_during) == 2 and min(frozen_during) > before
+    assert gc.get_freeze_count() == before
