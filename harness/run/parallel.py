@@ -18,7 +18,7 @@ from unohil.harness.session.driver import Driver
 from unohil.harness.session.health import LinkHealth
 
 OPENING_AT_ONCE = 32        # units opened side by side by Rack.open
-# From this many units a rack's byte links wait for their bytes without kernel slices (links/fd.py
+# With more units than this a rack's byte links wait for their bytes without kernel slices (links/fd.py
 # FdLink.one_of_many): each slice that runs out costs a wake-up and the GIL, 10 a second per waiting unit
 SLICED_UNITS_MAX = 64
 # Units of a rack at work at the same time (Workers, Turns). Every unit at work needs the harness's attention
@@ -185,8 +185,9 @@ class Workers(Generic[T, R]):
 
     Results keep the items' order; an item no worker can take gets unrunnable(item), and one whose
     work raised gets failed(item, exception), so one unit's trouble never loses the others' results.
-    At most RACING_AT_ONCE items are worked on at a time (run/parallel.py's Turns): with more units
-    than that, the others wait for a turn, and every unit gets one in the order they asked."""
+    At most RACING_AT_ONCE items are worked on at a time (Turns; a turn lasts one item): with more units
+    than that, the others wait for a turn, and each unit has had one, in the rack's order, before any
+    has a second."""
 
     def __init__(self, workers: dict[str, list], kind_of: Callable[[T], str], name_of: Callable[[object], str] = str,
                  retired: Callable[[object], bool] = lambda worker: False, at_once: int | None = None):
