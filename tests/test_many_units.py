@@ -7,6 +7,7 @@ import json
 import subprocess
 import sys
 import threading
+import time
 
 import pytest
 
@@ -130,3 +131,37 @@ def test_what_a_run_holds_before_its_races_is_out_of_the_collectors_walks_only_w
                  "emu://showdown?clock=virtual&serial=2", str(path)]) == 0
     assert len(frozen_during) == 2 and min(frozen_during) > before
     assert gc.get_freeze_count() == before
+
+
+def test_at_once_bounds_the_units_at_work_and_a_bad_count_is_a_usage_error(tmp_path, monkeypatch, capsys):
+    from unohil.harness.cli import main
+    from unohil.harness.run.runner import Runner
+    at_work, most, units = [0], [0], set()
+    lock = threading.Lock()
+    real_run = Runner.run
+
+    def run(self, sc, *a, **kw):
+        with lock:
+            at_work[0] += 1
+            most[0] = max(most[0], at_work[0])
+            units.add(self.d.url)
+        try:
+            time.sleep(0.05)        # long enough for every unit free to start: without the bound, 3 at once
+            return real_run(self, sc, *a, **kw)
+        finally:
+            with lock:
+                at_work[0] -= 1
+
+    monkeypatch.setattr(Runner, "run", run)
+    path = scenario_file(tmp_path, *[(f"s{n}", 500_000, 3) for n in range(6)])
+    devices = [a for n in range(3) for a in ("--device", f"emu://showdown?clock=virtual&serial={n + 1}")]
+    assert main(["run", "-q", "-j", "1", "--at-once", "2", *devices, str(path)]) == 0
+    assert most[0] == 2 and len(units) == 3
+    capsys.readouterr()
+    for bad in ("0", "-3", "many"):
+        try:
+            code = main(["run", "--at-once", bad, str(path)])
+        except SystemExit as exc:
+            code = exc.code
+        assert code == 2
+        assert "give how many units at work at once, 1 or more" in capsys.readouterr().err
