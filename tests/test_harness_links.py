@@ -121,6 +121,23 @@ def test_fdlink_on_a_tty_blocks_in_read_slices_until_the_timeout(monkeypatch):
         os.close(slave)
 
 
+def test_fdlink_of_a_process_driving_many_units_waits_in_select_not_in_slices(monkeypatch):
+    # a slice that runs out wakes its thread for nothing: with thousands of units that is the process's time
+    monkeypatch.setattr(FdLink, "one_of_many", True)
+    master, slave = _pty()
+    link = FdLink("pty", fd=slave)
+    try:
+        reads = _CountingReads(monkeypatch)
+        start = link.now_us()
+        assert link.read(250_000)[0] == b""
+        assert link.now_us() >= start + 250_000 and reads.calls == 0
+        os.write(master, b"\x01\x02")
+        assert link.read(5_000_000)[0] == b"\x01\x02" and reads.calls == 1
+    finally:
+        os.close(master)
+        os.close(slave)
+
+
 def test_fdlink_on_a_socket_blocks_in_read_slices_and_sees_the_peer_close(monkeypatch):
     ours, theirs = socket.socketpair()
     link = FdLink("socketpair", sock=ours)

@@ -126,7 +126,7 @@ def test_a_signal_stops_the_workers_and_keeps_the_finished_scenarios(tmp_path):
 @pytest.mark.slow
 def test_five_hundred_served_units_pass_in_one_run(tmp_path):
     """Past select()'s 1024 descriptors (the run's units, their claims and locks): every unit opens, in
-    parallel, and the scenarios pass. (2,000 units do not yet: one thread per unit, docs/performance.md.)"""
+    parallel, and the scenarios pass. (2,000: docs/performance.md, "Many units in one run".)"""
     units = 500
     server = subprocess.Popen([sys.executable, "-m", "unohil.emulator", "showdown", "--pty", "--count", str(units),
                                "--clock", "virtual"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)

@@ -1,10 +1,12 @@
 """unohil run: scenarios against devices (the built-in emulator by default), with reports."""
 from __future__ import annotations
 
+import gc
 import os
 import sys
 import threading
 import time
+from contextlib import contextmanager
 
 from rich.console import Console
 
@@ -20,7 +22,7 @@ from unohil.harness.report.results_json import results_json_chunks, scenario_jso
 from unohil.harness.report.run_record import RunRecord
 from unohil.harness.cli import plan
 from unohil.harness.cli.firmware import add_firmware_argument, attach_consoles, unit_opener
-from unohil.harness.run.parallel import Rack, Workers
+from unohil.harness.run.parallel import RACING_AT_ONCE, Rack, Workers
 from unohil.harness.run.pool import unserved_reason
 from unohil.harness.run.result_store import ResultStore
 from unohil.harness.run.results import ScenarioResult
@@ -65,7 +67,10 @@ def add_parser(sub) -> None:
                         "fails the run, unless --flaky-passes) and never turned into a pass")
     p.add_argument("--flaky-passes", action="store_true",
                    help="with --rerun-failed: a run whose only failures are flaky exits 0")
-    p.add_argument("-j", "--jobs", type=_jobs, default=None, metavar="N",
+    p.add_argument("--at-once", type=_count("units at work at once"), default=RACING_AT_ONCE, metavar="N",
+                   help=f"at most N of the units at work at a time (default {RACING_AT_ONCE}); the others wait for a "
+                        "turn, in the order given: past what the host can attend to, every unit's races are late")
+    p.add_argument("-j", "--jobs", type=_count("processes"), default=None, metavar="N",
                    help="run the scenarios in N processes, one merged report (default: the number of cores for a run of "
                         f"{AUTO_JOBS_RACES} races or more, else 1); only "
                         "for emulators on the virtual clock (emu://KIND?clock=virtual, the default), other units "
@@ -85,11 +90,14 @@ def _add_format_arguments(p) -> None:
                         "0: after every race)")
 
 
-def _jobs(text: str) -> int:
-    import argparse
-    if not text.isdigit() or int(text) < 1:
-        raise argparse.ArgumentTypeError(f"{text!r}: give how many processes, 1 or more")
-    return int(text)
+def _count(what: str):
+    """An argument type: a whole number, 1 or more, of `what`."""
+    def count(text: str) -> int:
+        import argparse
+        if not text.isdigit() or int(text) < 1:
+            raise argparse.ArgumentTypeError(f"{text!r}: give how many {what}, 1 or more")
+        return int(text)
+    return count
 
 
 def _budget(text: str) -> int:
@@ -157,7 +165,8 @@ def main(args) -> int:
             if jobs > 1:
                 results = run.in_processes(scenarios, rack, jobs)
             else:
-                results = run.all(scenarios, by_kind, rack)
+                with _heap_frozen():
+                    results = run.all(scenarios, by_kind, rack)
             stop.finishing()            # from here a signal changes nothing: the units are settled and
             if stop.signum is not None:     # what was found is written
                 _settle(rack, run.busy)
@@ -170,6 +179,19 @@ def main(args) -> int:
             for reader in consoles:
                 reader.close()
         return _report(console, fmt, args, started, scenarios, results, rack, health, devices, stop, store)
+
+
+@contextmanager
+def _heap_frozen():
+    """What the run holds before its races (the scenarios, the rack's units) is left out of the garbage
+    collector's walks while they run: a full collection walks every object, all threads stopped (it holds
+    the GIL), and with 2,000 units one took 1.15 s, long enough for the races waiting on it to send their
+    stimuli too late. Given back to the collector afterwards (a test may run many runs in one process)."""
+    gc.freeze()
+    try:
+        yield
+    finally:
+        gc.unfreeze()
 
 
 AUTO_JOBS_RACES = 5000      # races from which a run without -j spreads its units over the cores
@@ -300,7 +322,8 @@ class _Run:
 
             try:
                 results = Workers(runners, lambda sc: sc.unit, lambda r: r.d.url,
-                                  retired=lambda r: r.d.replaced is not None).run(scenarios, work, unserved, failed)
+                                  retired=lambda r: r.d.replaced is not None,
+                                  at_once=self.args.at_once).run(scenarios, work, unserved, failed)
             except Interrupted:
                 # a second signal: the scenarios in progress were abandoned mid-race
                 results = [self.done.get(i) or (ScenarioResult(sc, self.busy[i][0].url, status=Outcome.INTERRUPTED,

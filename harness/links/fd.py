@@ -62,7 +62,9 @@ class FdLink:
     system call: no select() first and no second call after. A wait longer than a slice
     takes several; the last stretch waits in select(), which has microsecond timeouts (the
     kernel rounds a slice up to its tick, so no slice is started within SLICE_MARGIN_US of
-    the deadline). Descriptors that are neither a raw tty nor a socket always use select().
+    the deadline). Descriptors that are neither a raw tty nor a socket always use select(), and so
+    does every link of a process driving many units (one_of_many): a slice that runs out wakes its
+    thread for nothing.
 
     A tty read this way has to be blocking, so its writes wait (WRITE_TIMEOUT_US at most)
     for a device that is slow to drain instead of failing at once.
@@ -72,6 +74,12 @@ class FdLink:
     SLICE_US = 100_000          # VTIME counts tenths of a second: one is the shortest kernel timeout
     SLICE_MARGIN_US = 10_000    # a kernel tick at HZ=100
     WRITE_TIMEOUT_US = 1_000_000
+    # Set by a rack of many units (run/parallel.py) for the links of this process. A slice that runs out
+    # wakes its thread, which takes the GIL to start the next: 10 wake-ups a second per waiting unit, which
+    # with 2,000 units kept hundreds of threads queued for the GIL (a thread waiting for it wakes every
+    # 5 ms to ask again): the process spent most of its time in the kernel and up to a fifth of the races
+    # sent their stimuli too late (docs/performance.md, "Many units in one run").
+    one_of_many = False
 
     def __init__(self, url: str, fd: int | None = None, sock: socket.socket | None = None,
                  owner: object = None, on_close: Callable[[], None] | None = None):
@@ -117,7 +125,7 @@ class FdLink:
         fd = self._fd
         try:
             longest = self.SLICE_US + self.SLICE_MARGIN_US
-            if self._sliced and timeout_us >= longest:
+            if self._sliced and timeout_us >= longest and not FdLink.one_of_many:
                 deadline = time.monotonic_ns() // 1000 + timeout_us
                 while True:
                     started = time.monotonic_ns() // 1000

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import queue
 import threading
+from collections import deque
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Callable, Generic, Iterable, TypeVar
@@ -12,10 +13,19 @@ from urllib.parse import urlsplit
 from unohil.protocol import catalogue as cat
 
 from unohil.harness.errors import HarnessError
+from unohil.harness.links.fd import FdLink
 from unohil.harness.session.driver import Driver
 from unohil.harness.session.health import LinkHealth
 
 OPENING_AT_ONCE = 32        # units opened side by side by Rack.open
+# With more units than this a rack's byte links wait for their bytes without kernel slices (links/fd.py
+# FdLink.one_of_many): each slice that runs out costs a wake-up and the GIL, 10 a second per waiting unit
+SLICED_UNITS_MAX = 64
+# Units of a rack at work at the same time (Workers, Turns). Every unit at work needs the harness's attention
+# in time (a press a fixed time after an event); past what one process can give, every race of the rack is
+# late together. With 2,000 served units at work at once, a fifth of the races sent their stimuli too late
+# and the process spent most of its time in the kernel (docs/performance.md, "Many units in one run").
+RACING_AT_ONCE = 256
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -58,6 +68,7 @@ class Rack:
         the first one's error is raised. opener: instead of open_link (--firmware's, which flashes first)."""
         kw = {"opener": opener} if opener is not None else {}
         todo = urls or [f"emu://{kind}?clock=virtual" for kind in sorted(kinds)]
+        FdLink.one_of_many = len(todo) > SLICED_UNITS_MAX
         if len(todo) < 2:
             return cls([Driver.open(url, trace_dir=trace_dir, **kw) for url in todo])
         # several units open side by side (a handshake waits on its unit most of the time): 2,000 in seconds
@@ -125,17 +136,65 @@ class Rack:
             d.close()
 
 
+class Turns:
+    """At most `at_once` holders at a time, the others served in the order they came: a turn given back
+    goes to the one that has waited longest, never to a thread that asks again at once (a unit that
+    finished a scenario does not take the next before the units still waiting for their first).
+
+    A thread waiting here sleeps on its own lock until its turn is handed to it, at no cost; a thread
+    waiting for the GIL wakes every 5 ms (sys.getswitchinterval()) to ask for it again."""
+
+    def __init__(self, at_once: int):
+        self._free = at_once
+        self._mutex = threading.Lock()
+        self._waiting: deque[threading.Lock] = deque()
+
+    def ticket(self) -> threading.Lock:
+        """A place in the line, taken now (possibly for another thread, in the order the threads are
+        started): the turn is its holder's once wait(ticket) returns."""
+        mine = threading.Lock()
+        with self._mutex:
+            if self._free and not self._waiting:
+                self._free -= 1         # a turn free at once: the ticket is left open
+            else:
+                mine.acquire()          # released by the holder whose turn passes to it
+                self._waiting.append(mine)
+        return mine
+
+    @staticmethod
+    def wait(ticket: threading.Lock) -> None:
+        ticket.acquire()
+
+    def give_back(self) -> None:
+        """The turn handed to the longest waiting, else kept free."""
+        with self._mutex:
+            if self._waiting:
+                self._waiting.popleft().release()
+            else:
+                self._free += 1
+
+    def __enter__(self) -> None:
+        self.wait(self.ticket())
+
+    def __exit__(self, *exc) -> None:
+        self.give_back()
+
+
 class Workers(Generic[T, R]):
     """Runs work(worker, item) for every item, on the workers of the item's kind, one thread each.
 
     Results keep the items' order; an item no worker can take gets unrunnable(item), and one whose
-    work raised gets failed(item, exception), so one unit's trouble never loses the others' results."""
+    work raised gets failed(item, exception), so one unit's trouble never loses the others' results.
+    At most RACING_AT_ONCE items are worked on at a time (Turns; a turn lasts one item): with more units
+    than that, the others wait for a turn, and each unit has had one, in the rack's order, before any
+    has a second."""
 
     def __init__(self, workers: dict[str, list], kind_of: Callable[[T], str], name_of: Callable[[object], str] = str,
-                 retired: Callable[[object], bool] = lambda worker: False):
+                 retired: Callable[[object], bool] = lambda worker: False, at_once: int | None = None):
         self.workers = workers
         self.kind_of = kind_of
         self.name_of = name_of          # a worker's thread name
+        self.turns = Turns(RACING_AT_ONCE if at_once is None else at_once)
         # a worker that can do no more (its unit was replaced by another) leaves the rest to the others of its
         # kind; the last of them takes every item still queued, so none is lost
         self.retired = retired
@@ -151,20 +210,36 @@ class Workers(Generic[T, R]):
             else:
                 results[i] = unrunnable(item)
 
-        def serve(worker, q: queue.SimpleQueue, kind: str) -> None:
-            while True:
-                if self.retired(worker) and not all(map(self.retired, self.workers[kind])):
-                    return
-                try:
-                    i = q.get_nowait()
-                except queue.Empty:
-                    return
-                try:
-                    results[i] = work(worker, items[i])
-                except Exception as exc:
-                    results[i] = failed(items[i], exc)
+        turns = self.turns
 
-        threads = [threading.Thread(target=serve, args=(w, q, kind), name=self.name_of(w), daemon=True)
+        def next_item(worker, q: queue.SimpleQueue, kind: str) -> int | None:
+            if self.retired(worker) and not all(map(self.retired, self.workers[kind])):
+                return None
+            try:
+                return q.get_nowait()
+            except queue.Empty:
+                return None
+
+        def serve(worker, q: queue.SimpleQueue, kind: str, turn: threading.Lock, i: int | None) -> None:
+            while True:
+                turns.wait(turn)
+                try:
+                    if i is None:
+                        return
+                    try:
+                        results[i] = work(worker, items[i])
+                    except Exception as exc:
+                        results[i] = failed(items[i], exc)
+                finally:
+                    turns.give_back()
+                # the next item is taken before the turn is waited for: a unit holds one while it waits,
+                # so one that finishes fast never takes the items of the units in line before it
+                i = next_item(worker, q, kind)
+                turn = turns.ticket()
+
+        # each unit's first item and its place in the line are taken here, in the rack's order
+        threads = [threading.Thread(target=serve, args=(w, q, kind, turns.ticket(), next_item(w, q, kind)),
+                                    name=self.name_of(w), daemon=True)
                    for kind, q in queues.items() for w in self.workers[kind]]
         if len(threads) == 1:
             threads[0].run()        # one unit: in this thread, so a Ctrl-C lands where it is
