@@ -35,7 +35,6 @@ class Launcher(UnitModel):
     KIND = "launcher"
     INPUTS = INPUT
     STATES = STATE
-    POWER_ON = STATE.ready
     IDLE_STATES = (STATE.ready, STATE.door_open)
     OPTIONS = {"card_capacity": (UNITS["launcher"].card_capacity, 1, 254)}   # LA-14
 
@@ -66,7 +65,7 @@ class Launcher(UnitModel):
         self.handing_over = True
 
     def _awake_state(self) -> int:
-        return STATE.door_open if self.door_is_open else STATE.ready
+        return STATE.door_open if self.door_is_open else self.POWER_ON
 
     # ---- inputs ----
     def on_input(self, t, inp, action, value):

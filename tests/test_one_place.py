@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import ast
 import re
+from dataclasses import replace
 from pathlib import Path
+
+import pytest
 
 from unohil.protocol import catalogue as cat
 from unohil.harness.scenarios import load
@@ -95,3 +98,75 @@ def test_the_step_words_are_one_table():
     literal = [rel for rel, text, _ in MODULES
                if re.search(r'"load",\s*"unload",\s*"press",\s*"release",\s*"hold"', text)]
     assert not literal, f"the step words are scenarios/validation/steps.py's STEP_WORDS: {literal}"
+
+
+# ---- the emulator's models: power-on state and capabilities are the catalogue's ----
+
+#: what UnitModel reads from a kind's catalogue entry when a model class is defined (emulator/model.py)
+CATALOGUE_FACTS = ("POWER_ON", "CAPS", "VARIANTS", "DRAWS")
+DEVICE_KINDS = (*cat.UNITS, cat.RIG.kind)
+
+
+def _model_modules():
+    """emulator/<kind>.py of every device kind: the modules a model is written in."""
+    return {kind: next((text, tree) for rel, text, tree in MODULES if rel == f"emulator/{kind}.py")
+            for kind in DEVICE_KINDS}
+
+
+def _written_facts(tree: ast.AST, where: str) -> list[str]:
+    """What the UnitModel subclasses of a module write that their catalogue entry holds: an assignment to
+    one of CATALOGUE_FACTS, or a capability's name."""
+    capabilities = set(cat.ENUM_VALUES["capability"])
+    models = [c for c in ast.walk(tree) if isinstance(c, ast.ClassDef)
+              and any(isinstance(b, ast.Name) and b.id == "UnitModel" for b in c.bases)]
+    assert models, f"{where}: no UnitModel subclass"
+    found = []
+    for model in models:
+        found += [f"{where}:{n.lineno} {t.id}" for n in model.body if isinstance(n, ast.Assign)
+                  for t in n.targets if isinstance(t, ast.Name) and t.id in CATALOGUE_FACTS]
+        found += [f"{where}:{n.lineno} {n.value!r}" for n in ast.walk(model)
+                  if isinstance(n, ast.Constant) and n.value in capabilities]
+    return found
+
+
+def test_no_model_writes_a_fact_the_catalogue_holds():
+    found = [f for kind, (_, tree) in _model_modules().items() for f in _written_facts(tree, f"emulator/{kind}.py")]
+    assert not found, f"the kind's entry in messages.yaml holds these (UnitModel reads it): {found}"
+
+
+def test_the_check_sees_a_model_that_writes_them():
+    written = ("class Showdown(UnitModel):\n    POWER_ON = STATE.empty\n    CAPS = ('test_mode',)\n"
+               "    def caps(self):\n        return self.CAPS + ('landing_sensor',)\n")
+    assert [f.split(" ", 1)[1] for f in _written_facts(ast.parse(written), "probe")] == [
+        "POWER_ON", "CAPS", "'test_mode'", "'landing_sensor'"]
+
+
+@pytest.mark.parametrize("kind", DEVICE_KINDS)
+def test_a_model_follows_its_catalogue_entry(kind, monkeypatch):
+    from unohil.emulator.build import model_class
+    from unohil.emulator.model import GENERATOR_CAP
+    model = model_class(kind)
+    entry = cat.UNITS.get(kind, cat.RIG)
+    assert model.POWER_ON == model.STATES[entry.power_on_state]
+    assert set(model.CAPS) | ({GENERATOR_CAP} if model.DRAWS else set()) == set(entry.capabilities)
+    assert model.VARIANTS == getattr(entry, "variants", ())
+    # another power-on state and one capability fewer in the catalogue: a model of the kind defined then follows
+    other = next(s for s in model.STATES.__members__ if s != entry.power_on_state)
+    changed = replace(entry, power_on_state=other, capabilities=entry.capabilities[1:])
+    if kind in cat.UNITS:
+        monkeypatch.setitem(cat.UNITS, kind, changed)
+    else:
+        monkeypatch.setattr("unohil.emulator.model.RIG", changed)
+    follows = type("Follows", (model,), {})
+    assert follows.POWER_ON == model.STATES[other] and entry.capabilities[0] not in follows.CAPS
+
+
+def test_a_variant_option_sets_its_capability():
+    from unohil.emulator.device import Device
+    from unohil.emulator.clock import VirtualClock
+    for kind, unit in cat.UNITS.items():
+        for cap in unit.variants:
+            for on in (0, 1):
+                d = Device(kind, VirtualClock(), **{cap: on})
+                d.start()
+                assert cat.has_capability(d.caps, cap) == bool(on), (kind, cap, on)
