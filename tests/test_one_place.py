@@ -17,10 +17,6 @@ from unohil.harness.scenarios.validation import steps
 
 ROOT = Path(__file__).resolve().parent.parent
 CODE = ("protocol", "emulator", "harness", "tools")
-#: Modules that still build their own reverse enum map, left for the round that reworks them.
-REVERSE_MAPS_LEFT = {"harness/run/judge.py", "harness/record/segments.py"}
-#: Duration formatters of their own left for the round that reworks their module: unohil compare's lines.
-FORMATTERS_LEFT = {"harness/cli/compare.py:_us"}
 
 
 def _modules():
@@ -35,7 +31,8 @@ MODULES = list(_modules())
 
 
 def _reverse_enum_maps(tree: ast.AST) -> list[int]:
-    """Lines of {v: k for k, v in <...ENUM_VALUES...>.items()}: a value -> name map of a catalogue enum."""
+    """Lines of {v: k for k, v in <...ENUM_VALUES...>.items()} (or a unit's .inputs): a value -> name map of a
+    catalogue enum."""
     out = []
     for node in ast.walk(tree):
         if isinstance(node, ast.DictComp) and len(node.generators) == 1:
@@ -44,24 +41,23 @@ def _reverse_enum_maps(tree: ast.AST) -> list[int]:
             swapped = (isinstance(target, ast.Tuple) and len(target.elts) == 2
                        and all(isinstance(x, ast.Name) for x in (*target.elts, node.key, node.value))
                        and (node.key.id, node.value.id) == (target.elts[1].id, target.elts[0].id))
-            if swapped and "ENUM_VALUES" in ast.unparse(gen.iter) or swapped and "ERR" in ast.unparse(gen.iter):
+            if swapped and re.search(r"ENUM_VALUES|ERR|\.inputs\b", ast.unparse(gen.iter)):
                 out.append(node.lineno)
     return out
 
 
 def test_reverse_enum_maps_come_from_the_catalogue():
     found = {rel: lines for rel, _, tree in MODULES if (lines := _reverse_enum_maps(tree))}
-    assert set(found) - {"protocol/catalogue.py"} <= REVERSE_MAPS_LEFT, (
-        f"read cat.ENUM_NAMES[enum] (or cat.enum_name) instead of building the map again: {found}")
+    assert not found, f"read cat.ENUM_NAMES[enum] (or cat.enum_name) instead of building the map again: {found}"
     # the one map is the reverse of the catalogue's values, for every enum
     for enum, values in cat.ENUM_VALUES.items():
         assert {v: k for k, v in values.items()} == cat.ENUM_NAMES[enum]
 
 
-def test_the_list_of_reverse_maps_left_is_current():
-    """A module taken off the work list must be off this list too, so that a copy put back fails."""
-    have = {rel for rel, _, tree in MODULES if _reverse_enum_maps(tree)}
-    assert REVERSE_MAPS_LEFT <= have
+def test_the_check_sees_a_reverse_map():
+    probe = ast.parse('NAMES = {v: k for k, v in cat.ENUM_VALUES["error"].items()}\n'
+                      'INPUTS = {v: k for k, v in unit.inputs.items()}\n')
+    assert _reverse_enum_maps(probe) == [1, 2]
 
 
 def test_the_capability_bit_is_tested_in_one_place():
@@ -83,10 +79,8 @@ def _formats_durations(node: ast.FunctionDef) -> bool:
 def test_durations_are_written_by_one_module():
     formatters = sorted(f"{rel}:{node.name}" for rel, _, tree in MODULES for node in ast.walk(tree)
                         if isinstance(node, ast.FunctionDef) and _formats_durations(node))
-    others = set(formatters) - FORMATTERS_LEFT
-    assert formatters and all(f.startswith("harness/text.py:") for f in others), (
+    assert formatters and all(f.startswith("harness/text.py:") for f in formatters), (
         f"a duration for people is harness/text.py's duration (or clock_span): {formatters}")
-    assert FORMATTERS_LEFT <= set(formatters), "one left is gone: take it off FORMATTERS_LEFT"
 
 
 def test_the_step_words_are_one_table():
