@@ -164,3 +164,51 @@ def test_a_variant_option_sets_its_capability():
                 d = Device(kind, VirtualClock(), **{cap: on})
                 d.start()
                 assert cat.has_capability(d.caps, cap) == bool(on), (kind, cap, on)
+
+
+# ---- unit kinds: the list is the catalogue's (cat.UNITS); a table by kind has a row for each ----
+
+KINDS = set(cat.UNITS) | {cat.RIG.kind}
+#: tables by kind that hold only some kinds, and why
+PARTIAL_TABLES = {
+    "harness/rig/races.py:FAIR_RACES": "a fairness race is two sides racing: a launcher has no sides",
+}
+
+
+def _kind_names(nodes) -> list[str] | None:
+    names = [n.value for n in nodes if isinstance(n, ast.Constant)]
+    return names if len(names) >= 2 and len(names) == len(nodes) and set(names) <= KINDS else None
+
+
+def _kind_lists_and_tables(tree: ast.AST, rel: str) -> tuple[list[str], dict[str, set[str]]]:
+    """The tuples, lists and sets of unit kind names a module writes (rel:line), and its dicts keyed by them
+    (rel:NAME for an assigned one, else rel:line) with their keys."""
+    named = {id(node.value): t.id for node in ast.walk(tree) if isinstance(node, (ast.Assign, ast.AnnAssign))
+             for t in getattr(node, "targets", [getattr(node, "target", None)]) if isinstance(t, ast.Name)}
+    lists, tables = [], {}
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Tuple, ast.List, ast.Set)) and _kind_names(node.elts):
+            lists.append(f"{rel}:{node.lineno}")
+        if isinstance(node, ast.Dict) and None not in node.keys and (keys := _kind_names(node.keys)):
+            tables[f"{rel}:{named.get(id(node), node.lineno)}"] = set(keys)
+    return lists, tables
+
+
+def test_the_list_of_unit_kinds_is_the_catalogues():
+    lists = [at for rel, _, tree in MODULES for at in _kind_lists_and_tables(tree, rel)[0]]
+    assert not lists, f"the unit kinds are tuple(cat.UNITS) (messages.yaml units:), not written again: {lists}"
+
+
+def test_every_table_by_kind_has_a_row_for_each_kind():
+    tables = {at: keys for rel, _, tree in MODULES for at, keys in _kind_lists_and_tables(tree, rel)[1].items()}
+    short = {at: sorted(set(cat.UNITS) - keys) for at, keys in tables.items()
+             if not set(cat.UNITS) <= keys and at not in PARTIAL_TABLES}
+    assert not short, f"tables by unit kind without a row for some kinds of the catalogue: {short}"
+    assert set(PARTIAL_TABLES) <= set(tables), "a partial table is gone: take it off PARTIAL_TABLES"
+
+
+def test_the_check_sees_kind_lists_and_tables():
+    probe = ast.parse('KINDS = ("showdown", "flash", "launcher")\nT = {"showdown": 1, "flash": 2}\n'
+                      'choices = ["flash", "launcher"]\n')
+    lists, tables = _kind_lists_and_tables(probe, "probe")
+    assert lists == ["probe:1", "probe:3"] and tables == {"probe:T": {"showdown", "flash"}}

@@ -8,13 +8,14 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
+from unohil.protocol import catalogue as cat
 from unohil.harness.errors import DeviceReset, HarnessError, LinkError, Nak
 
 from .players import PlayerModel, seat_players
 from .stats import GameStats
 from .table import GameFailure
 
-KINDS = ("showdown", "flash", "launcher")
+KINDS = tuple(cat.UNITS)          # a game for every unit kind (_game)
 
 
 @dataclass
