@@ -1,4 +1,4 @@
-"""The Flash base (SPEC.md section 8: decisions FL-1 to FL-19).
+"""The Flash base (SPEC.md section 8: decisions FL-1 to FL-29).
 
 Time in a game is counted on a game clock that runs in the states turn, buzzer and
 flagged and stands still while the unit is paused or asleep (FL-10, FL-11): the turn

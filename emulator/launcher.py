@@ -1,4 +1,4 @@
-"""The card launcher (SPEC.md section 9: decisions LA-1 to LA-9).
+"""The card launcher (SPEC.md section 9: decisions LA-1 to LA-14).
 
 Each press draws exactly as SPEC.md section 6 says, with the reference algorithms of
 protocol/algorithms.py: one U(1000) against the fire chance when there are cards inside

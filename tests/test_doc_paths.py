@@ -79,3 +79,25 @@ def test_the_check_finds_a_missing_file_and_reads_pairs_and_placeholders():
     assert not resolves(gone, doc) and not resolves("harness/nowhere/", doc)
     assert resolves("run/hooks.py", doc) and resolves("running.md", doc) and resolves("clib/", doc)
     assert PLACEHOLDER.search("game-N.yaml") and PLACEHOLDER.search("KIND.c") and not PLACEHOLDER.search("unit.h")
+
+
+def _module_lists():
+    """Packages whose docstring lists their modules (at least three of its own named x.py), with the
+    names it gives and the modules the package has."""
+    import ast
+    for init in sorted(ROOT.glob("*/**/__init__.py")):
+        if init.relative_to(ROOT).parts[0].startswith("."):
+            continue
+        text = ast.get_docstring(ast.parse(init.read_text(encoding="utf-8"))) or ""
+        named = set(re.findall(r"\b(\w+)\.py\b", text))
+        have = {p.stem for p in init.parent.glob("*.py")} - {"__init__", "__main__"}
+        if len(named & have) >= 3:
+            yield init.parent.relative_to(ROOT).as_posix(), named, have
+
+
+def test_a_package_that_lists_its_modules_lists_every_one():
+    lists = list(_module_lists())
+    assert {"emulator", "harness/rig", "harness/games"} <= {pkg for pkg, _, _ in lists}
+    # the links package names its modules by scheme, not as a list of the package
+    short = {pkg: sorted(have - named) for pkg, named, have in lists if have - named and pkg != "harness/links"}
+    assert not short, f"modules a package's docstring leaves out of its list: {short}"
