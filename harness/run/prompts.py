@@ -26,10 +26,6 @@ class Prompt:
     start_dev_us: int       # the race's start on the device clock
     timeout_us: int
 
-    @property
-    def deadline_dev_us(self) -> int:
-        return self.since_dev_us + self.timeout_us
-
 
 @dataclass(frozen=True)
 class Answer:
