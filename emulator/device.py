@@ -79,6 +79,25 @@ def _unsupported(device, frame, m, t) -> int:
     return ERROR.unsupported
 
 
+def _check_numbers(*, seed: int, serial: int, boot_time_us: int, rng: str, timer_lag_us: int,
+                   verdict_delay_us: int, inject_queue: int) -> None:
+    """Device()'s arguments within what the unit's fields and the SPEC allow: a ValueError naming the first not."""
+    if not 0 <= seed <= 0xFFFFFFFF:
+        raise ValueError(f"seed must be a u32, not {seed}")
+    if not 0 <= serial <= 0xFFFFFFFF:
+        raise ValueError(f"serial must be a u32, not {serial}")
+    if not 0 <= boot_time_us <= 0xFFFFFFFF:
+        raise ValueError(f"boot_time_us must be a u32, not {boot_time_us}")
+    if rng not in GENERATORS:
+        raise ValueError(f"rng must be one of {', '.join(GENERATORS)}, not {rng!r}")
+    if not 0 <= timer_lag_us <= 2000:
+        raise ValueError(f"timer_lag_us must be 0..2000 (PR-1: within the 2 ms of a reply), not {timer_lag_us}")
+    if not 0 <= verdict_delay_us <= 1_000_000:
+        raise ValueError(f"verdict_delay_us must be 0..1000000, not {verdict_delay_us}")
+    if not 0 <= inject_queue <= 255:
+        raise ValueError(f"inject_queue must be a u8, not {inject_queue}")
+
+
 class Device:
     def __init__(self, kind: str, clock, *, seed: int = 1, serial: int = 1, boot_time_us: int = 0,
                  salt: bytes = b"", without: str | tuple[str, ...] = (), rng: str = "reference",
@@ -97,12 +116,8 @@ class Device:
                                 if c.DEF.capability and c.DEF.capability not in self.model_cls.CAPS}
         self._handlers = {cls: (_unsupported if cls.DEF.capability in lacks else h)
                           for cls, h in handlers.items()}
-        if not 0 <= seed <= 0xFFFFFFFF:
-            raise ValueError(f"seed must be a u32, not {seed}")
-        if not 0 <= serial <= 0xFFFFFFFF:
-            raise ValueError(f"serial must be a u32, not {serial}")
-        if not 0 <= boot_time_us <= 0xFFFFFFFF:
-            raise ValueError(f"boot_time_us must be a u32, not {boot_time_us}")
+        _check_numbers(seed=seed, serial=serial, boot_time_us=boot_time_us, rng=rng, timer_lag_us=timer_lag_us,
+                       verdict_delay_us=verdict_delay_us, inject_queue=inject_queue)
         self.clock = clock
         self.seed = seed
         self.serial = serial
@@ -114,26 +129,18 @@ class Device:
         self.decoder = StreamDecoder()
         # The reference generator of SPEC 6, or (rng=python) another allowed one, as a unit whose
         # firmware brings its own would have: same distributions, other draws, no reference_rng bit.
-        if rng not in GENERATORS:
-            raise ValueError(f"rng must be one of {', '.join(GENERATORS)}, not {rng!r}")
         self.rng_name = rng
         # A unit whose timer handlers stamp the moment they ran, this late, not the deadline they armed:
         # PR-1 allows it (later, never earlier); the rules still run on the scheduled times.
-        if not 0 <= timer_lag_us <= 2000:
-            raise ValueError(f"timer_lag_us must be 0..2000 (PR-1: within the 2 ms of a reply), not {timer_lag_us}")
         self.timer_lag_us = timer_lag_us
         # A unit slower to give its verdicts than this model (firmware doing more work, or slower at it): each
         # verdict, and whatever the unit says after it until then, leaves this much later, stamped then. Its
         # processing latency (header - knowable_us) grows by as much; a release's regression to find.
-        if not 0 <= verdict_delay_us <= 1_000_000:
-            raise ValueError(f"verdict_delay_us must be 0..1000000, not {verdict_delay_us}")
         self.verdict_delay_us = verdict_delay_us
         self._late: list | None = None      # what waits for the slow verdict's moment, in order
         self.firmware = firmware_version(firmware) if firmware else FIRMWARE     # IDENTITY's version: another build
         # IDENTITY.inject_queue, and the stimuli it takes before queue_full: SPEC 4.8 fixes 16; another value
         # is firmware a harness must recognise as such (0 on a unit with test_mode, say)
-        if not 0 <= inject_queue <= 255:
-            raise ValueError(f"inject_queue must be a u8, not {inject_queue}")
         self.inject_queue = inject_queue
         self.rng = GENERATORS[rng](seed)
         self.config: dict[str, int] = {}

@@ -1,4 +1,5 @@
-"""The one result model: the outcome of a check, race or scenario, and the record every report is written from.
+"""The one result model: the outcome of a check, race or scenario, and the Record of one reported item (a
+JUnit testcase: a scenario of a run's record, report/run_record.py, or a conformance check).
 
 pass and fail are verdicts on the unit. skip says the item could not run here, with the
 reason. link-error and reset say the link or a reboot voided the item (never the unit's
@@ -75,7 +76,7 @@ _EXTRA = (("link_error", "link error", True), ("reset", "reset", True), ("error"
 
 @dataclass
 class Record:
-    """One reported item (a scenario, a conformance check), as every report writer sees it."""
+    """One reported item (a scenario, a conformance check), as JUnit writes it."""
     suite: str                  # the group it is reported in (JUnit testsuite): a SPEC section, a run
     name: str
     outcome: Outcome

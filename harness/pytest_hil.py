@@ -301,7 +301,7 @@ def finish_json(config) -> None:
     import json
     import time
     from unohil.harness.report.files import write_outputs
-    from unohil.harness.report.results_json import json_text, merged_results_json, results_part
+    from unohil.harness.report.results_json import json_text, merged_run, plain, results_json, results_part
     from unohil.harness.run.parallel import Rack
     pool = getattr(config, "_unohil_pool", None)
     drivers = list(pool.held.values()) + list(pool._private.values()) if pool is not None else []
@@ -312,7 +312,7 @@ def finish_json(config) -> None:
         return
     parts = [part] + [json.loads(p) for p in config.__dict__.get("_unohil_json_parts", [])]
     started = getattr(config, "_unohil_started", time.time())
-    doc = merged_results_json(parts, started)
+    doc = plain(results_json(merged_run(parts, started)))
     failures = write_outputs([("--hil-json", config.getoption("--hil-json"), lambda: json_text(doc))])
     for line in failures:
         config.get_terminal_writer().line(f"error: {line}", red=True)

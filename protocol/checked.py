@@ -21,7 +21,8 @@ from typing import Callable
 
 _PACKAGE = __package__
 # the code the checked data depends on, besides the files themselves
-_CHECKER = ("schema.py", "rules.py", "expr.py", "fieldtypes.py", "checked.py")
+_CHECKER = ("schema.py", "schema_nodes.py", "schema_units.py", "schema_rig.py", "rules.py", "expr.py", "fieldtypes.py",
+            "checked.py")
 
 
 def text(name: str) -> str:

@@ -89,14 +89,18 @@ SLOW_TESTS = {
         "test_rich_without_a_tty_keeps_numbers_whole",
         "test_without_a_tty_each_scenario_is_one_line_as_it_finishes_then_a_summary",
     },
-    "test_emulator_flash.py": {
-        "test_next_player_is_uniform_and_repeats_one_time_in_n",
+    "test_emulator_flash_power.py": {
         "test_pty_handshake_and_a_turn",
     },
-    "test_emulator_launcher.py": {
-        "test_accounting_invariant_over_long_random_runs",
+    "test_emulator_flash_turns.py": {
+        "test_next_player_is_uniform_and_repeats_one_time_in_n",
+    },
+    "test_emulator_launcher_draws.py": {
         "test_burst_sizes_follow_the_triangular_weights",
         "test_fire_chance_statistics",
+    },
+    "test_emulator_launcher_power.py": {
+        "test_accounting_invariant_over_long_random_runs",
         "test_pty_handshake_and_a_press",
     },
     "test_emulator_serve.py": {
@@ -112,7 +116,7 @@ SLOW_TESTS = {
         "test_one_process_serves_2000_tcp_units_and_each_answers_with_its_own_serial",
         "test_one_process_serves_more_ptys_than_select_allowed",
     },
-    "test_emulator_showdown.py": {
+    "test_emulator_showdown_line.py": {
         "test_line_exact_tie_is_a_coin_per_race",
     },
     "test_fault_sweep.py": {

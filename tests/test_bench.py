@@ -6,8 +6,8 @@ import json
 import pytest
 
 from unohil.harness import Driver
-from unohil.harness.bench.latency import distribution, spawn_emulator
-from unohil.harness.bench.units import verdict_latencies
+from unohil.harness.measure.latency import distribution, spawn_emulator
+from unohil.harness.measure.latency_races import verdict_latencies
 from unohil.harness.errors import Nak
 from unohil.harness.cli import main
 from tools.race_instructions import FAST, one_race
@@ -104,7 +104,7 @@ def test_a_race_whose_press_the_device_refused_as_too_late_is_run_again(monkeypa
 def _report(n: int) -> str:
     import io
     from rich.console import Console
-    from unohil.harness.bench.latency import print_report
+    from unohil.harness.measure.latency import print_report
     dist = distribution([1000 + i for i in range(n)])
     result = {"races": n, "device": "emu", "emission_time": "exact",
               "units": {"showdown": {"late_stimuli": 0, "outcomes": {"first_press": n},

@@ -12,7 +12,7 @@ from unohil.harness.scenarios.library import library_paths
 from unohil.harness.scenarios.load import loads, load_paths
 
 from test_conform import _virtual
-from test_conform_mutants import Firmware
+from mutants_link import Firmware
 
 REFUSAL = "a button the base does not have is refused bad_value and registers nobody"
 REFUSAL_OFF = "switched off, a button the base does not have is still refused bad_value"

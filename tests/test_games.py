@@ -238,17 +238,23 @@ def test_play_usage_errors_are_one_line_and_status_2(argv, message, capsys):
     assert message in err and len(err.strip().splitlines()) == 1
 
 
-@pytest.mark.parametrize("kind, failure, replayed", [
-    ("flash", r"FL_SELECTED at \d+: player selected", "FL_SELECTED"),
-    ("launcher", r"press \d+ \(LA_DING at \d+\): empty streak", "LA_DING"),
+@pytest.mark.parametrize("kind, options, failure, replayed", [
+    ("flash", [], r"FL_SELECTED at \d+: player selected", "FL_SELECTED"),
+    ("launcher", [], r"press \d+ \(LA_DING at \d+\): empty streak", "LA_DING"),
+    # an even split needs a tie on the line: seed 3's first two-player game has one in round 5, and the
+    # tray count of the next load is where the mutant shows; the scenario holds the whole game up to it
+    ("showdown", ["--players", "2", "--seed", "3"],
+     r"SD_CARDS at \d+: the tray count agrees with the cards the players loaded: got 3, expected 2",
+     "event SD_CARDS{cards=2} not seen"),
 ])
-def test_a_failed_game_fails_the_command_and_leaves_a_scenario_that_fails_again(kind, failure, replayed, tmp_path,
-                                                                                capsys):
+def test_a_failed_game_fails_the_command_and_leaves_a_scenario_that_fails_again(kind, options, failure, replayed,
+                                                                                tmp_path, capsys):
     from unohil.harness.cli import app
     from unohil.harness.links import register_scheme
     from unohil.harness.scenarios.load import load_paths
     register_scheme("gamesmutant", _open_mutant)
-    rc = app.main(["play", kind, "--device", f"gamesmutant://{kind}", "--trace", str(tmp_path), "--format", "lines"])
+    rc = app.main(["play", kind, "--device", f"gamesmutant://{kind}", "--trace", str(tmp_path), "--format", "lines",
+                   *options])
     text = capsys.readouterr().out
     assert rc == 1
     assert re.search(r"fail +game 1 .*\n +game 1 round \d+ turn \d+: " + failure, text), text
@@ -259,3 +265,68 @@ def test_a_failed_game_fails_the_command_and_leaves_a_scenario_that_fails_again(
     assert app.main(["run", str(scenario), "--device", f"gamesmutant://{kind}", "--format", "lines"]) == 1
     assert replayed in capsys.readouterr().out
     assert app.main(["run", str(scenario), "--device", f"emu://{kind}", "--format", "lines"]) == 0
+
+
+def test_a_failed_flash_game_says_the_units_last_turn_end_in_its_own_words(capsys):
+    """The line of a failed game says how the unit ended the last turn, with the reason it gave: the mutant's
+    selection that broke the prediction, `next`, naming the player the failure says it got."""
+    from unohil.harness.cli import app
+    from unohil.harness.links import register_scheme
+    register_scheme("gamesmutant", _open_mutant)
+    assert app.main(["play", "flash", "--device", "gamesmutant://flash", "--format", "lines"]) == 1
+    text = capsys.readouterr().out
+    got = re.search(r"player selected, predicted from SPEC 6.3: got (\d+), expected \d+\n +the unit, last: (.*)\n",
+                    text)
+    assert got, text
+    assert got.group(2) == f"next: player {got.group(1)} selected"
+
+
+def test_the_live_views_label_is_the_units_reason_for_each_way_a_flash_turn_ends():
+    from collections import Counter
+    from unohil.harness.cli.play import outcome_label
+    labels, reasons = [], Counter()
+    with Driver.open("emu://flash") as d:
+        def told(f):
+            labels.append(outcome_label("flash", f))
+            reasons[(f.msg.NAME, f.msg.reason)] += 1
+        play_one("flash", d, 5, 3, 1, on_outcome=told)
+    forms = {r"start: player \d selected", r"next: player \d selected", r"after_timeout: player \d selected",
+             r"after_flag: player \d selected", r"timeout: player \d draws 2", r"buzzer_slowest: player \d draws 2",
+             r"buzzer race, slowest: slowest player \d", r"buzzer race, non_presser: slowest player \d"}
+    assert {f for f in forms if any(re.fullmatch(f, x) for x in labels)} == forms
+    assert all(any(re.fullmatch(f, x) for f in forms | {r"buzzer race, slowest_tie: slowest player \d"})
+               for x in labels), set(labels)
+    # one label per turn end the unit announced, each with the reason the unit gave
+    assert len(labels) == sum(reasons.values())
+    assert sum(x.startswith("next:") for x in labels) == reasons[("FL_SELECTED", 1)]
+
+def test_the_same_seed_plays_the_same_game_in_any_process():
+    """Nothing a game decides may hang on the order a set of strings iterates in, which changes with the
+    process's hash seed: a player's choice of colour between two they hold as many of did."""
+    import os
+    import subprocess
+    import sys
+    lines = []
+    for hash_seed in ("1", "2", "3"):
+        out = subprocess.run([sys.executable, "-m", "unohil.harness.cli", "play", "showdown", "--games", "2",
+                              "--format", "lines"], capture_output=True, text=True, timeout=300,
+                             env={**os.environ, "PYTHONHASHSEED": hash_seed}).stdout
+        lines.append([re.sub(r", [\d.]+ s$", "", x) for x in out.splitlines() if x.startswith("pass ")])
+    assert len(lines[0]) == 2 and lines[0] == lines[1] == lines[2], lines
+
+
+def test_on_a_real_clock_a_stimulus_refused_too_late_goes_again_later_and_is_counted(monkeypatch):
+    """A busy host can take longer than the lead between reading the unit's clock and the INJECT's arrival:
+    with no lead at all, a stimulus for the unit's now arrives after it and is refused; the game sends it
+    again with more lead, uses the time it went at, and counts it."""
+    import unohil.harness.games.unit as unit_module
+    from unohil.harness.games.showdown import ShowdownUnit
+    with Driver.open("emu://showdown?clock=real") as d:
+        unit = ShowdownUnit(d, 5, stats=GameStats("showdown", 2))
+        unit.new_game()
+        monkeypatch.setattr(unit_module, "lead_us", lambda driver: 0)
+        asked = d.device_now()
+        unit.load(1)                    # the unit's SD_CARDS checked against the one card loaded
+        went = unit.origin_us + unit.stimuli[-1][0]
+        assert went > asked and unit.lead_extra > 0
+        assert unit.stats.counts == {"stimuli sent again (too_late on a busy host)": 1}

@@ -7,6 +7,7 @@ Each game runs to 500 points on one unit without a reset between its rounds.
 """
 from __future__ import annotations
 
+import re
 import time
 
 import pytest
@@ -46,3 +47,42 @@ def test_a_hundred_games(kind):
         print(f"\n{url} x{players} players{' variant' if variant else ''}: {len(results)} games, {turns} turns, "
               f"{device_h:.1f} device hours in {wall:.1f} s; {dict(totals.counts)}")
     assert games >= 100
+
+
+def test_a_game_of_each_kind_on_a_real_clock_pty(tmp_path):
+    """`unohil play KIND --compressed` against a served unit on a pty, its clock real: each kind completes a
+    game that passes and prints its statistics with their tolerances. The three play at once, each on its own
+    unit (about 2 minutes, the Flash's 500-1200 turns the longest)."""
+    import json
+    import subprocess
+    import sys
+    from pathlib import Path
+    root = Path(__file__).resolve().parents[1]
+    runs = {}
+    try:
+        for kind in sorted(RUNS):
+            emu = subprocess.Popen([sys.executable, "-m", "unohil.emulator", kind, "--pty", "--seed", "5"], cwd=root,
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            path = emu.stdout.readline().strip()
+            assert path.startswith("/dev/"), emu.stderr.read() if emu.poll() is not None else path
+            play = subprocess.Popen([sys.executable, "-m", "unohil.harness.cli", "play", kind, "--device", path,
+                                     "--compressed", "--players", "3", "--format", "lines",
+                                     "--json", str(tmp_path / f"{kind}.json")], cwd=root, stdout=subprocess.PIPE,
+                                    stderr=subprocess.STDOUT, text=True)
+            runs[kind] = (emu, play)
+        for kind, (emu, play) in runs.items():
+            out, _ = play.communicate(timeout=1200)
+            assert play.returncode == 0, out
+            doc = json.loads((tmp_path / f"{kind}.json").read_text())
+            (game,) = doc["games"]
+            assert game["status"] == "pass" and max(game["scores"]) >= 500, game
+            stats = [x for x in out.splitlines() if re.search(r": .+ \(expected .+ ± .+, n \d+\)", x)]
+            assert stats, out
+            print(f"\n{kind} on a real-clock pty: {game['rounds']} rounds, {game['turns']} turns in {doc['duration_s']:.0f} s\n"
+                  + "\n".join(stats))
+    finally:
+        for emu, play in runs.values():
+            for proc in (play, emu):
+                if proc.poll() is None:
+                    proc.kill()
+                    proc.wait()

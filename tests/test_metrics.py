@@ -62,7 +62,7 @@ def test_metrics_of_a_run_on_a_unit_1_ms_slow_at_its_verdicts(tmp_path):
 
 def test_label_values_are_escaped():
     from unohil.harness.report.metrics import metrics_text
-    text = metrics_text({"summary": {}, "devices": [{"url": 'socket://a"b\\c\nd', "kind": "showdown"}],
-                         "scenarios": []})
+    from unohil.harness.report.run_record import RunRecord
+    text = metrics_text(RunRecord([], devices=[{"url": 'socket://a"b\\c\nd', "kind": "showdown"}]))
     _, samples = parse(text)
     assert [lb["url"] for n, lb, _ in samples if n == "unohil_unit_info"] == ['socket://a\\"b\\\\c\\nd']

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from unohil.harness.bench.latency import LINK_LABELS, UNIT_LABELS
+from unohil.harness.measure.latency import LINK_LABELS, UNIT_LABELS
 from unohil.harness.report.verdicts import outcome_text, reaction_text
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -166,3 +166,42 @@ def test_replay_with_a_changed_rule_names_a_bad_one(tmp_path, capsys, option, sa
     f.write_text(GOOD)
     assert main(["replay", str(f), *option]) == 2
     assert says in capsys.readouterr().err
+
+
+def test_a_whole_recording_keeps_what_a_unit_carries_from_one_showdown_to_the_next(tmp_path):
+    """Two showdowns with no reset between (a game's): cut at the second one's empty tray, each piece starts
+    from a new game and a unit that keeps a card on its count after a verdict passes both; recorded whole,
+    the second load's tray count is expected, and that unit fails it."""
+    from unohil.emulator.showdown import Showdown
+    from test_games import _mutant_link
+
+    class TrayKeptAfterVerdict(Showdown):
+        def _verdict(self, *a, **kw):
+            super()._verdict(*a, **kw)
+            self.tray = 1
+
+    with Driver.open("emu://showdown?clock=virtual", trace_dir=tmp_path) as d:
+        t = d.device_now() + 10_000
+        for cards, paddle in ((2, "paddle_a"), (1, "paddle_b")):
+            d.inject(t, "load_cards", "press", cards)
+            d.inject(t + 1000, "timer")
+            d.inject(t + 7_000_000, paddle)         # after any countdown: the first press decides
+            t += 9_000_000
+            d.wait_until(t - 1000)
+    (trace,) = tmp_path.glob("*.jsonl")
+    records = [json.loads(line) for line in trace.read_text().splitlines()]
+    assert len(segments_of(records)) == 2
+    (whole,) = segments_of(records, whole=True)
+    doc, _ = scenario_of(whole, "two showdowns")
+    assert doc["expect"]["count"] == {"SD_VERDICT": 2}
+    assert doc["expect"]["events"].count({"SD_CARDS": {"cards": 1}}) == 1
+    (scenario,) = loads(dump([(doc, [])]), "whole.yaml")
+    assert run_all([scenario], "emu://showdown?clock=virtual") == {"two showdowns": []}
+    d = Driver(_mutant_link("showdown", "emu://showdown", TrayKeptAfterVerdict))
+    try:
+        d.handshake(expect_kind="showdown")
+        result = Runner(d).run(scenario)
+    finally:
+        d.close()
+    failures = [f for r in result.races for f in r.failures]
+    assert result.status == "fail" and any("SD_CARDS{cards=1} not seen" in f for f in failures), failures

@@ -128,11 +128,22 @@ def test_the_traces_of_a_run_are_one_chrome_trace_with_a_process_per_unit(run):
     commands = [e for e in sd_events if e["ph"] == "X" and e["name"] == "INJECT"]
     reply = cat.BY_NAME["INJECT"].reply
     assert commands and all(reply in e["args"] and e["dur"] >= 0 for e in commands)
+    # the run's results file names its units' trace files: the same export from it
+    assert main(["export", str(run / "r.json"), "--perfetto", str(run / "from_results.json")]) == 0
+    assert (run / "from_results.json").read_text() == out.read_text()
 
 
 def test_export_usage_errors_are_exit_2(run, tmp_path, capsys):
     assert main(["export", str(run / "r.json")]) == 2
-    assert main(["export", str(run / "r.json"), "--perfetto", str(tmp_path / "x.json")]) == 2
+    not_a_trace = tmp_path / "r.jsonl"
+    shutil.copy(run / "r.json", not_a_trace)
+    assert main(["export", str(not_a_trace), "--perfetto", str(tmp_path / "x.json")]) == 2
     assert "not a trace record" in capsys.readouterr().err
+    untraced = json.loads((run / "r.json").read_text())
+    for device in untraced["devices"]:
+        device["trace"] = None
+    (tmp_path / "untraced.json").write_text(json.dumps(untraced))
+    assert main(["export", str(tmp_path / "untraced.json"), "--perfetto", str(tmp_path / "x.json")]) == 2
+    assert "names no trace file" in capsys.readouterr().err
     assert not (tmp_path / "x.json").exists()
     assert main(["export", str(tmp_path / "missing.json"), "--vcd", str(tmp_path / "v")]) == 2

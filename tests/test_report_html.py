@@ -11,6 +11,7 @@ import pytest
 
 from unohil.harness.cli import main
 from unohil.harness.report.html import report_html
+from unohil.harness.report.run_record import RunRecord
 from unohil.harness.report.timeline import EVENTS, INPUTS, LIGHTS, STATE, TIMES, race_timeline
 from unohil.protocol import catalogue as cat
 
@@ -146,7 +147,7 @@ def test_the_page_loads_in_chromium_with_no_errors_and_its_elements(results, tmp
 def test_the_browser_check_catches_a_script_error(results, tmp_path):
     doc = json.loads(results.read_text())
     broken = tmp_path / "broken.html"
-    broken.write_text(report_html(doc).replace("document.body.dataset.ready =", "undefinedThing();\n$&", 1)
+    broken.write_text(report_html(RunRecord.from_document(doc)).replace("document.body.dataset.ready =", "undefinedThing();\n$&", 1)
                       .replace("$&", "document.body.dataset.ready ="))
     dom, log = dump_dom(broken, tmp_path)
     assert "undefinedThing is not defined" in re.search(r"<body([^>]*)>", dom).group(1)
@@ -188,7 +189,7 @@ def test_labels_of_marks_1_ms_apart_do_not_overlap_in_chromium(tmp_path):
     times = {m.label: m.t_us for m in race_timeline(race, "showdown").marks if m.lane == TIMES}
     assert times["press_b_us"] - times["press_a_us"] == 1000
     page = tmp_path / "report.html"
-    page.write_text(report_html(doc).replace("</body>", FIND_OVERLAPS, 1))
+    page.write_text(report_html(RunRecord.from_document(doc)).replace("</body>", FIND_OVERLAPS, 1))
     dom, _ = dump_dom(page, tmp_path)
     body = re.search(r"<body([^>]*)>", dom).group(1)
     assert 'data-overlaps=""' in body, body

@@ -9,12 +9,12 @@ import pytest
 from unohil.harness.report.console import scenario_line, scenario_table
 from unohil.harness.report.junit import junit_xml
 from unohil.harness.report.results_json import results_json_chunks, scenario_json
+from unohil.harness.report.run_record import RunRecord
 from unohil.harness.report.verdicts import outcome_text
 from unohil.harness.run.result_store import ResultStore
 from unohil.harness.run.runner import Runner
 from unohil.harness.scenarios.load import loads
 from unohil.harness.session.driver import Driver
-from unohil.harness.session.health import LinkHealth
 
 # four races, two of which fail (a reaction other than the one expected), and a one-race scenario
 MIXED = """
@@ -70,8 +70,8 @@ def test_a_kept_result_reports_what_the_full_one_does(tmp_path, results):
         for k, r in zip(kept, results):
             assert "".join(store.text(k)) == scenario_json(r)
             assert (k.latency_summary(), k.budget_summary()) == (r.latency_summary(), r.budget_summary())
-        full = "".join(results_json_chunks(results, LinkHealth(), [], 0.0))
-        from_store = "".join(results_json_chunks(kept, LinkHealth(), [], 0.0, store=store))
+        full = "".join(results_json_chunks(RunRecord(results)))
+        from_store = "".join(results_json_chunks(RunRecord(kept, store=store)))
     assert json.loads(from_store)["summary"]["races"] == 5
     assert _no_duration(from_store) == _no_duration(full)
     assert list(tmp_path.iterdir()) == []           # the store's file never had a name
@@ -97,6 +97,6 @@ def test_a_store_that_cannot_be_written_keeps_the_results_whole(tmp_path, result
         monkeypatch.setattr(store_module.os, "pwrite", os.pwrite)
         assert store.failure == "No space left on device"
         assert second is results[0] and len(second.races) == 4
-        text = "".join(results_json_chunks([first, second], LinkHealth(), [], 0.0, store=store))
+        text = "".join(results_json_chunks(RunRecord([first, second], store=store)))
     doc = json.loads(text)
     assert [len(s["results"]) for s in doc["scenarios"]] == [1, 4]

@@ -12,7 +12,7 @@ from unohil.protocol.schema import CatalogueError, load_catalogue
 from unohil.emulator.path import PathSpecError
 from unohil.emulator.rig import RIG_BOOT_US, open_pair
 from unohil.harness.errors import DeviceURLError, Nak
-from unohil.harness.rig.fairness import measure
+from unohil.harness.measure.fairness import measure
 from unohil.harness.rig.links import open_drivers
 from unohil.harness.rig.session import RigSession
 from unohil.harness.session.driver import Driver
@@ -244,7 +244,7 @@ def test_the_flash_buzzer_race_finds_a_seat_that_is_late():
 # ---- latency from the physical press (SPEC 13.5) ----
 
 def _bench(kind: str, path: str, races: int = 24) -> dict:
-    from unohil.harness.rig.bench import rig_latencies
+    from unohil.harness.measure.rig_latency import rig_latencies
     unit, rig = open_drivers(f"emu://{kind}?clock=virtual&seed=2", f"emurig://?{path}")
     s = RigSession(unit, rig)
     s.wire()

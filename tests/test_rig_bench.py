@@ -14,8 +14,8 @@ from unohil.protocol.schema import CatalogueError, load_catalogue
 from unohil.emulator.inprocess import VirtualLink
 from unohil.harness.cli.app import main
 from unohil.harness.errors import Nak
-from unohil.harness.rig.bench import rig_latencies
-from unohil.harness.rig.fairness import measure_seats
+from unohil.harness.measure.rig_latency import rig_latencies
+from unohil.harness.measure.fairness import measure_seats
 from unohil.harness.rig.links import open_drivers
 from unohil.harness.rig.session import RigSession
 from unohil.harness.session.driver import Driver
@@ -135,7 +135,7 @@ def test_less_the_floor_an_edge_never_reads_below_what_the_unit_does():
     edge less the least loopback keeps at least the unit's own 1 ms, where less the median a quiet
     edge read 969 us. The races' lags here are what the loopbacks saw, some edges quieter than the median."""
     import random
-    from unohil.harness.rig.bench import summarise
+    from unohil.harness.measure.rig_latency import summarise
     rng = random.Random(3)
     lags = [90 + int(rng.expovariate(1 / 60)) for _ in range(200)]
     edges = [1_000 + 90 + int(rng.expovariate(1 / 60)) for _ in range(200)]     # the unit's 1 ms and the rig's lag

@@ -127,7 +127,7 @@ def test_a_role_the_game_does_not_have_fails_the_race_saying_so():
     """A base of 5 buttons that says it has 6 refuses the press of player_5: 2 players, opponent_2 is nobody.
     (A base that says 5 skips the race: it is written for a base of 6, harness/run/buttons.py.)"""
     from test_conform import _virtual
-    from test_conform_mutants import Firmware
+    from mutants_link import Firmware
 
     class SaysSixHasFive(Firmware):
         def _hello(self, f, m, t):

@@ -6,7 +6,7 @@ import sys
 
 from unohil.protocol import catalogue as cat
 
-from unohil.harness.bench.latency import cut_short, print_report, run_bench
+from unohil.harness.measure.latency import cut_short, print_report, run_bench
 from unohil.harness.cli.exit import Exit
 from unohil.harness.cli.signals import Interrupted, StopRequest, exit_for
 from unohil.harness.report.console import output_console
@@ -59,8 +59,8 @@ def main(args) -> int:
 
 
 def _through_rig(args) -> int:
-    from unohil.harness.bench.units import unit_identity
-    from unohil.harness.rig.bench import print_report as print_rig_report, rig_latencies, summarise
+    from unohil.harness.measure.latency_races import unit_identity
+    from unohil.harness.measure.rig_latency import print_report as print_rig_report, rig_latencies, summarise
     from unohil.harness.rig.links import open_drivers
     from unohil.harness.rig.session import RigSession
     if args.device is None:

@@ -15,7 +15,7 @@ from unohil.harness.errors import HarnessError
 from unohil.harness.report.console import output_console
 from unohil.harness.report.files import check_writable, write_outputs
 from unohil.harness.report.results_json import json_text
-from unohil.harness.rig.fairness import Stopped, measure, measure_seats
+from unohil.harness.measure.fairness import Stopped, measure, measure_seats
 from unohil.harness.rig.links import open_drivers
 from unohil.harness.rig.races import FAIR_RACES
 from unohil.harness.rig.session import RigSession

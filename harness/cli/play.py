@@ -11,7 +11,7 @@ from rich.console import Console
 from unohil.protocol import catalogue as cat
 from unohil.harness.cli.exit import Exit
 from unohil.harness.cli.signals import Interrupted, StopRequest, exit_for
-from unohil.harness.errors import UsageError
+from unohil.harness.errors import HarnessError, UsageError
 from unohil.harness.outcome import Outcome, Record
 from unohil.harness.report.console import FORMATS, choose_format
 from unohil.harness.report.files import check_writable, write_results
@@ -100,7 +100,7 @@ def _game(args, d, n: int, view):
     trace = _trace(d, args.trace, n)
     try:
         result, stats = play_one(args.kind, d, game_seed(args.seed, n), args.players, n,
-                                 compressed=args.compressed, on_verdict=view.verdict,
+                                 compressed=args.compressed, on_outcome=view.outcome,
                                  on_start=view.start, **kw)
     finally:
         if trace is not None:
@@ -109,7 +109,10 @@ def _game(args, d, n: int, view):
     if trace is not None:
         result.trace = str(trace.path)
         if result.status == "fail":
-            result.scenario = _scenario(args.kind, trace.path, result, result.unit)
+            try:
+                result.scenario = _scenario(args.kind, trace.path, result, result.unit)
+            except HarnessError as exc:     # the game's result and the other games' still count and are written
+                print(f"game {n}'s scenario was not written: {exc}", file=sys.stderr)
     result.unit = None
     return result, stats
 
@@ -135,7 +138,7 @@ def _scenario(kind: str, trace_path: Path, result, unit) -> str:
         header.append("what a conforming unit does with the game's inputs (the reference emulator)")
     else:
         header.append("what the unit did: without reference_rng another unit draws otherwise")
-    text = scenario_text(kind, source, f"game {result.number} (seed {result.seed})", header)
+    text = scenario_text(kind, source, f"game {result.number} (seed {result.seed})", header, reference=unit.reference)
     if not text:
         return ""
     path = trace_path.with_suffix(".yaml")
@@ -158,6 +161,24 @@ def _outputs(args, url, results, totals, started) -> None:
                           output=f"trace file: {r.trace}" if getattr(r, "trace", "") else "", device=url)
                    for r in results]
         write_results(args.junit, junit_xml(f"unohil play {args.kind}", records), "--junit")
+
+
+def outcome_label(kind: str, frame) -> str:
+    """How the unit says a showdown, race, press or turn ended, in its own words (its reason's enum name): the
+    verdict as reports word it ('first_press: loser b', 'fired 6'), a buzzer race's ('buzzer race, slowest_tie:
+    slowest player 1'), a Flash selection ('after_timeout: player 2 selected') or penalty ('timeout: player 2 draws 2')."""
+    from unohil.harness.report.verdicts import outcome_text
+    from unohil.harness.session.trace import frame_record
+    rec = frame_record("rx", frame)
+    v = {**rec["fields"], **rec.get("names", {})}
+    name = rec["type"]
+    if name == "FL_SELECTED":
+        return printable(f"{v['reason']}: player {v['player']} selected")
+    if name == "FL_PENALTY":
+        return printable(f"{v['reason']}: player {v['player']} draws {v['cards']}")
+    if name == "FL_BUZZER_VERDICT":     # its reason always: outcome_text leaves `slowest` out
+        return printable(f"buzzer race, {v['reason']}: slowest player {v['slowest']}")
+    return outcome_text(kind, v)
 
 
 class GameView:
@@ -189,17 +210,14 @@ class GameView:
             lines.append(f"round {g.round}, turn {g.turn}, scores " + "  ".join(
                 f"seat {s}: {p}" for s, p in enumerate(g.scores)))
             lines.append("  ".join(f"{k} {v}" for k, v in sorted(g.stats.counts.items())))
-        lines.append(f"the unit's last verdict: {escape(self.last)}")
+        lines.append(f"the unit, last: {escape(self.last)}")
         return "\n".join(lines)
 
     def start(self, game) -> None:
-        self.current = game
+        self.current, self.last = game, ""
 
-    def verdict(self, frame) -> None:
-        from unohil.harness.report.verdicts import outcome_text
-        from unohil.harness.session.trace import frame_record
-        rec = frame_record("rx", frame)
-        self.last = outcome_text(self.args.kind, {**rec["fields"], **rec.get("names", {})})
+    def outcome(self, frame) -> None:
+        self.last = outcome_label(self.args.kind, frame)
 
     def game(self, result, totals) -> None:
         self.done += 1
@@ -210,6 +228,8 @@ class GameView:
                 f"{result.wall_s:.2f} s")
         if not result.passed:
             line += f"\n      {printable(result.failure)}"
+            if self.last:
+                line += f"\n      the unit, last: {printable(self.last)}"
         if result.scenario:
             line += f"\n      scenario: {printable(result.scenario)} (unohil run replays it)"
         self.console.print(line, markup=False, soft_wrap=True)

@@ -7,6 +7,7 @@ from unohil.harness.cli.exit import Exit
 from unohil.harness.report.files import check_writable, write_results
 from unohil.harness.report.html import bench_html, report_html
 from unohil.harness.report.results_json import read_results
+from unohil.harness.report.run_record import load_run
 
 
 def add_parser(sub) -> None:
@@ -44,9 +45,9 @@ def main(args) -> int:
         write_results(args.output, bench_html(bench, source=args.results))
         print(f"{args.output}: bench of {', '.join(bench.get('units', {}))}")
         return Exit.OK
-    doc = read_results(args.results)
-    write_results(args.output, report_html(doc, source=args.results))
-    print(f"{args.output}: {len(doc['scenarios'])} scenario(s), {doc.get('summary', {}).get('races', 0)} race(s)")
+    run = load_run(args.results)
+    write_results(args.output, report_html(run, source=args.results))
+    print(f"{args.output}: {len(run.scenarios)} scenario(s), {sum(r.race_count() for r in run.scenarios)} race(s)")
     return Exit.OK
 
 

@@ -14,10 +14,10 @@ from unohil.harness.errors import HarnessError, UsageError
 from unohil.harness.outcome import Outcome, tally
 from unohil.harness.report.console import FORMATS, PROGRESS_EVERY_S, LiveReport, choose_format, print_summary
 from unohil.harness.report.files import check_outputs, write_outputs
-from unohil.harness.report.junit import junit_xml
+from unohil.harness.report.junit import run_junit
 from unohil.harness.report.metrics import metrics_text
-from unohil.harness.report.results_json import (plain, results_json, results_json_chunks, scenario_json,
-                                                with_stored_races)
+from unohil.harness.report.results_json import results_json_chunks, scenario_json, stored_document
+from unohil.harness.report.run_record import RunRecord
 from unohil.harness.cli import plan
 from unohil.harness.cli.firmware import add_firmware_argument, attach_consoles, unit_opener
 from unohil.harness.run.parallel import Rack, Workers
@@ -218,26 +218,22 @@ def _report(console: Console, fmt: str, args, started: float, scenarios, results
     interrupted = None
     if stop.signum is not None:
         interrupted = {"signal": signal_name(stop.signum), "not_run": len(scenarios) - len(results)}
-
-    def summary_doc() -> dict:
-        """The results document without the races' events: what the metrics and the store read."""
-        doc = plain(results_json(results, health, devices, started, interrupted, events=False))
-        doc["scenarios"] = with_stored_races(doc["scenarios"], results, store)
-        return doc
+    # the one record every output below is written from
+    run = RunRecord(results, devices, health, started, interrupted=interrupted, store=store).ended()
     try:
-        print_summary(console, fmt, results, health, quiet=args.quiet, seconds=time.time() - started)
+        print_summary(console, fmt, run, quiet=args.quiet)
         if interrupted:
             console.print(f"{stop.reason()}: {interrupted['not_run']} scenario(s) not run")
     finally:
         failures = write_outputs([
-            ("--json", args.json, lambda: results_json_chunks(results, health, devices, started, interrupted, store)),
-            ("--junit", args.junit, lambda: junit_xml("unohil", [r.record() for r in results], devices)),
-            ("--metrics", args.metrics, lambda: metrics_text(summary_doc())),
+            ("--json", args.json, lambda: results_json_chunks(run)),
+            ("--junit", args.junit, lambda: run_junit(run)),
+            ("--metrics", args.metrics, lambda: metrics_text(run)),
         ])
     failures += [f"--trace {d.trace.failure}" for d in rack.drivers if d.trace is not None and d.trace.failure]
     for line in failures:
         print(f"error: {line}", file=sys.stderr)
-    record_into(configured(args.store), summary_doc, "run", args.json)
+    record_into(configured(args.store), lambda: stored_document(run), "run", args.json)
     if stop.signum is not None:
         return exit_for(stop.signum)
     if failures or any(r.status is Outcome.ERROR for r in results):

@@ -25,7 +25,7 @@ def _check(name: str, interval: list[float], detail: str, bound: int, seconds: f
 
 def rig_checks(device_url: str, rig_url: str) -> list[CheckResult]:
     """The fairness checks of the unit at device_url through its rig at rig_url."""
-    from unohil.harness.rig.fairness import NotMeasured, measure, measure_seats
+    from unohil.harness.measure.fairness import NotMeasured, measure, measure_seats
     from unohil.harness.rig.links import open_drivers
     from unohil.harness.rig.races import FAIR_RACES, seat_names
     from unohil.harness.rig.session import RigSession

@@ -31,6 +31,7 @@ NONE_U8 = 255
 class LauncherUnit(UnitAdapter):
     kind = "launcher"
     verdict = "LA_RESULT"
+    outcomes = (verdict,)
 
     def __init__(self, driver, seed, config=None, stats=None):
         super().__init__(driver, seed, config or GAME_CONFIG)
@@ -58,7 +59,7 @@ class LauncherUnit(UnitAdapter):
     def reload(self, n: int) -> None:
         """Open the door, put n cards in, close it."""
         t = self.at()
-        self.inject(t, "door")
+        t = self.inject(t, "door")
         self.inject(t + 400_000, "load_cards", value=n)
         self.inject(t + 900_000, "door", "release")
         f = self.wait("LA_LOADED", "LA_LOADED (cards put in)")

@@ -39,6 +39,9 @@ SPEED_CHANGE = 0.25             # between rounds, the players turn the base over
 class FlashUnit(UnitAdapter):
     kind = "flash"
     verdict = "FL_BUZZER_VERDICT"
+    # a turn ends with the next selection (its reason: next, after_timeout, after_flag), a timeout's penalty
+    # or a buzzer race's verdict
+    outcomes = ("FL_SELECTED", "FL_PENALTY", "FL_BUZZER_VERDICT")
 
     def __init__(self, driver, seed, config=None, stats=None):
         super().__init__(driver, seed, config or GAME_CONFIG)

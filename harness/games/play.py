@@ -16,6 +16,9 @@ from .stats import GameStats
 from .table import GameFailure
 
 KINDS = tuple(cat.UNITS)          # a game for every unit kind (_game)
+# compressed timing: thinking (a Flash turn's card before its press, a launcher press) a twentieth as long,
+# 40-175 ms; a real-clock Flash game is 500-1200 turns of it, and the unit's rules judge only the press
+COMPRESSED_THINKING = 0.05
 
 
 @dataclass
@@ -49,14 +52,14 @@ def game_seed(seed: int, number: int) -> int:
 
 
 def make(kind: str, driver, seed: int, players: int, number: int, *, variant: bool = False,
-         compressed: bool = False, model: PlayerModel | None = None, on_verdict=None):
+         compressed: bool = False, model: PlayerModel | None = None, on_outcome=None):
     """A game of `kind` on the unit behind driver, its players seated; returns the game."""
     model = model or PlayerModel()
     if compressed:
-        model = model.scaled(0.25)
+        model = model.scaled(COMPRESSED_THINKING)
     seated = seat_players(players, seed, model)
     game = _game(kind, driver, seed, seated, number, variant, compressed)
-    game.unit.on_verdict = on_verdict
+    game.unit.on_outcome = on_outcome
     return game
 
 

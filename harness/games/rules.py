@@ -102,7 +102,9 @@ class Game:
 
     def choose_colour(self, seat: int) -> str:
         hand = [c.colour for c in self.table.hands[seat] if c.colour]
-        return max(set(hand), key=hand.count) if hand else self.rng.choice(["red", "yellow", "green", "blue"])
+        # sorted: a set of strings iterates in an order that changes with the process's hash seed, and a tie
+        # between colours would then make the same seed play another game
+        return max(sorted(set(hand)), key=hand.count) if hand else self.rng.choice(["red", "yellow", "green", "blue"])
 
     def play_card(self, seat: int, card: Card) -> None:
         self.table.play(seat, card)

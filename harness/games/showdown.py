@@ -28,13 +28,14 @@ NONE_U32, NONE_I32 = cat.NONE_U32, cat.NONE_I32
 
 GAME_CONFIG = {"countdown_min_us": 2_000_000, "countdown_max_us": 6_000_000, "beep_interval_us": 1_000_000,
                "go_timeout_us": 5_000_000}
-COMPRESSED_CONFIG = {"countdown_min_us": 500_000, "countdown_max_us": 1_500_000, "beep_interval_us": 500_000,
+COMPRESSED_CONFIG = {"countdown_min_us": 500_000, "countdown_max_us": 1_000_000, "beep_interval_us": 500_000,
                      "go_timeout_us": 2_000_000}
 
 
 class ShowdownUnit(UnitAdapter):
     kind = "showdown"
     verdict = "SD_VERDICT"
+    outcomes = (verdict,)
 
     def __init__(self, driver, seed, config=None, stats=None):
         super().__init__(driver, seed, config or GAME_CONFIG)
@@ -60,7 +61,7 @@ class ShowdownUnit(UnitAdapter):
         """One showdown on the loaded tray: (loser side or None, reason, (landed_a, landed_b) or None)."""
         cfg = self.config
         t0 = self.at()
-        self.inject(t0, "timer")
+        t0 = self.inject(t0, "timer")         # on a real clock, later than asked when the host was slow
         green = t0 + countdown(self.m, cfg["countdown_min_us"], cfg["countdown_max_us"]) if self.m else None
         self.green = green
         early = {s: t0 + p.rng.randint(100_000, cfg["countdown_min_us"] - 1)

@@ -15,6 +15,8 @@ from __future__ import annotations
 from unohil.protocol import catalogue as cat
 from unohil.protocol.algorithms import Pcg32
 
+from unohil.harness.errors import Nak
+
 from .table import GameFailure
 
 WAIT_US = 120_000_000          # host time a wait may take: a real-clock Flash idle spell lasts 20 s at most
@@ -22,6 +24,8 @@ MODE = cat.ENUM_VALUES["light_mode"]
 # PR-1: a timer event (SD_GREEN, FL_TIMEOUT, ...) MAY be stamped later than its scheduled time, within the
 # 2 ms of a reply, never earlier; the scheduled times themselves are in the verdicts' payloads
 TIMER_LATE_US = 2000
+LATE_TRIES = 4                  # an INJECT refused too_late on a real clock goes again up to 3 times
+MAX_LEAD_EXTRA_US = 500_000
 
 
 def lead_us(driver) -> int:
@@ -37,6 +41,9 @@ def lead_us(driver) -> int:
 class UnitAdapter:
     kind = ""
     verdict = ""               # the event that closes one showdown, buzzer race or press
+    # the events in which the unit says how a showdown, race, press or turn ended, and why (a live view
+    # shows the latest): the verdict, and for the Flash its selections and penalties too
+    outcomes: tuple[str, ...] = ()
 
     def __init__(self, driver, seed: int, config: dict[str, int]):
         self.d = driver
@@ -49,10 +56,12 @@ class UnitAdapter:
         self.verdicts_seen = 0
         self.lights: dict[tuple[int, int], int] = {}   # (light, target) -> mode, as the unit last reported
         self.now = 0
-        self.on_verdict = None                 # called with every verdict frame (a live view)
+        self.on_outcome = None                 # called with every frame of `outcomes` (a live view)
         self.stimuli: list[tuple[int, str, str, int]] = []   # (device us from the game's start, input, action, value)
         self.origin_us = 0                     # the device time the game started at
         self.lead = lead_us(driver)
+        self.lead_extra = 0                    # added on a real clock after a stimulus came too late
+        self.stats = None                      # the game's statistics (the game sets them)
         self.clean = driver.link.virtual and getattr(driver.link, "faults", None) is None
 
     # ---- a new game ----
@@ -77,13 +86,32 @@ class UnitAdapter:
     # ---- time ----
     def at(self, delay_us: int = 0) -> int:
         """A device time far enough ahead for a stimulus sent now."""
-        return max(self.now, self.d.last_reply_dev_us) + self.lead + delay_us
+        base = max(self.now, self.d.last_reply_dev_us)
+        if not self.d.link.virtual:
+            # a real clock ran on since the unit last spoke (the host dealt, chose, waited): from its now, and
+            # with the lead the link's latest round trips ask
+            base = max(base, self.d.device_now())
+            self.lead = lead_us(self.d) + self.lead_extra
+        return base + self.lead + delay_us
 
     def inject(self, at_us: int, name: str, action: str = "press", value: int = 0) -> int:
         """The input at at_us, or as soon as the link allows when a slow link made at_us too close (a
-        player who presses late): the time it was scheduled at, which every prediction then uses."""
-        at_us = max(at_us, self.at())
-        self.d.inject(at_us, name, action, value)
+        player who presses late): the time it was scheduled at, which every prediction then uses.
+
+        On a real clock a busy host can take longer than the lead between reading the clock and the
+        INJECT's arrival: the unit refuses it (too_late) and nothing happened, so it goes again later
+        with twice the lead, a few times; the game's statistics count these."""
+        for attempt in range(LATE_TRIES):
+            at_us = max(at_us, self.at())
+            try:
+                self.d.inject(at_us, name, action, value)
+                break
+            except Nak as exc:
+                if exc.error != "too_late" or self.d.link.virtual or attempt == LATE_TRIES - 1:
+                    raise
+                self.lead_extra = min(MAX_LEAD_EXTRA_US, max(self.lead, 1000))     # the lead, about doubled
+                if self.stats is not None:
+                    self.stats.count("stimuli sent again (too_late on a busy host)")
         self.stimuli.append((at_us - self.origin_us, name, action, value))
         return at_us
 
@@ -112,12 +140,12 @@ class UnitAdapter:
 
     def frame(self, f) -> None:
         e = f.msg
+        if self.on_outcome is not None and e.NAME in self.outcomes:
+            self.on_outcome(f)
         if e.NAME == "LIGHT":
             self.lights[(e.light, e.target)] = e.mode
         elif e.NAME == self.verdict:
             self.verdicts_seen += 1
-            if self.on_verdict is not None:
-                self.on_verdict(f)
             if self.verdicts_seen > self.verdicts_expected:
                 raise GameFailure(self.where(f"{e.NAME} at {f.dev_us}"), "one verdict per "
                                   f"{'showdown' if self.kind == 'showdown' else 'race or press'}",

@@ -7,8 +7,8 @@ catalogue's drawn_times: SD_GREEN, LA_RESULT) came between them, from that event
 183 ms after that unit's green), and blind to nothing a changed timing rule would do. A Flash
 player is named by role once a game has started (`current`, `opponent_2`), so the replay presses
 whoever that unit selected. Expectations: every verdict, its categorical fields and reaction times
-(absolute device times never: they differ on every run), and the anchor events that came once between
-two inputs, in order; so a replay's diff says where it went another way.
+(absolute device times never: they differ on every run), and the anchor events (and the Showdown's tray
+count) that came once between two inputs, in order; so a replay's diff says where it went another way.
 """
 from __future__ import annotations
 
@@ -148,7 +148,7 @@ def _expect(seg: Segment, unit) -> dict:
     between = Counter((bisect_right(edge_times, f.dev_us), f.msg.NAME) for f in seg.events)
     for f, r in zip(seg.events, roles):
         name = f.msg.NAME
-        if name == unit.verdict or name not in unit.anchors.values():
+        if name == unit.verdict or (name not in unit.anchors.values() and name not in HELD_COUNT_EVENTS):
             continue
         if not pinned and (name in DRAWN_EVENTS or name in cat.UNITS[seg.kind].drawn_times):
             continue        # whether it comes at all is the generator's (a magazine emptied by a burst)
@@ -166,6 +166,11 @@ def _expect(seg: Segment, unit) -> dict:
 # so the magazine's counts and the empty streak after it): a recording with no seed leaves them out, since a
 # replay's draws need not be the trace's (a race the runner ran again drew once more on the line it came from)
 DRAWN_FIELDS = {"LA_RESULT": {"planned", "fired", "inside", "fired_total"}, "LA_DING": {"empty_streak", "chance_permille"}}
+# Events beside the anchors that a scenario expects: the unit's word on what it holds after an input (the
+# Showdown's tray count; the launcher's LA_LOADED is an anchor). A count a unit carries wrongly from one
+# showdown to the next (an even split that leaves a card on the tray) shows there first, and nowhere else
+# when the recording ends at it
+HELD_COUNT_EVENTS = {"SD_CARDS"}
 # events that come or not as the draws go (a card flies, the magazine empties), beside those whose time is drawn
 DRAWN_EVENTS = {"LA_CARD"}
 

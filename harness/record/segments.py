@@ -6,7 +6,8 @@ frames it reads, so one reader serves `unohil record` and `unohil record --from-
 
 A piece begins at a race the harness started (its "race" note), else at a RESET new_game the host
 sent, a reboot, or an input edge that finds the unit, after a verdict, in a state where nothing of
-the game before carries over (the catalogue's fresh_states: a Showdown with its tray empty). It keeps what a scenario
+the game before carries over (the catalogue's fresh_states: a Showdown with its tray empty), unless
+the recording is one sequence the host means as a whole (a game's trace: `whole=True`). It keeps what a scenario
 needs to say the same again: the configuration and seed in force, where the switches stood, every
 input edge (INPUT_SEEN) and every event with its device time.
 """
@@ -75,8 +76,11 @@ class Segmenter:
     """Feed records in order; `segments` holds the pieces, the last one still growing."""
 
     def __init__(self, kind: str | None = None, config: dict[str, int] | None = None, seed: int | None = None,
-                 state: str | None = None):
+                 state: str | None = None, whole: bool = False):
         self.kind = kind
+        # no cut at a fresh state: what a unit carries from one showdown to the next (a tray count an even
+        # split left behind) is then part of what the piece checks, where a cut would reset it away
+        self.whole = whole
         self.config: dict[str, int] = dict(config or {})
         self.seed = seed
         self.caps = 0
@@ -208,8 +212,8 @@ class Segmenter:
     def _edge(self, f: Frame, unit: cat.UnitDef) -> None:
         edge = edge_of(f, unit)
         seg = self.segments[-1] if self.segments else None
-        if seg is None or (not self._raced and self.state in unit.fresh_states and edge.disposition == "acted"
-                           and any(e.msg.NAME == unit.verdict for e in seg.events)):
+        if seg is None or (not self._raced and not self.whole and self.state in unit.fresh_states
+                           and edge.disposition == "acted" and any(e.msg.NAME == unit.verdict for e in seg.events)):
             seg = self._open(f.dev_us)
         moved = self._position(f, unit)
         if moved and seg.after_reset and not any(e.input not in unit.switches for e in seg.edges):

@@ -1,3 +1,3 @@
-"""Reports of a run, apart from running it: the console, the JSON results file, JUnit XML, a verdict in words,
-whole-or-nothing file writes, the run's figures as OpenMetrics text; drawn from a results file, the HTML page
-(and the page of several runs) and VCD; from trace files, Perfetto; the scenario JSON Schema."""
+"""Reports of a run, apart from running it: each drawn from the run's one record (run_record.py RunRecord, made
+when a run ends or read back from its results file): the console, the JSON results file, JUnit XML, metrics,
+the HTML page, VCD and Perfetto; whole-or-nothing file writes; the scenario JSON Schema."""

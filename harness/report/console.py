@@ -255,18 +255,19 @@ class _PromptedProgress(Progress):
         yield from super().get_renderables()
 
 
-def print_summary(console: Console, fmt: str, results: list[ScenarioResult], health: LinkHealth, *,
-                  quiet: bool, seconds: float) -> None:
-    """After the run: the table (rich), the link health, the failures, the budgets, the totals."""
+def print_summary(console: Console, fmt: str, run, *, quiet: bool) -> None:
+    """After the run (report/run_record.py RunRecord): the table (rich), the link health, the failures, the
+    budgets, the totals."""
+    results = run.scenarios
     if fmt == "rich" and not quiet:
         print_table(console, scenario_table(results))
-    console.print(health_line(health), soft_wrap=True)      # every run says what the link did, -q or not
+    console.print(health_line(run.health), soft_wrap=True)      # every run says what the link did, -q or not
     print_failures(console, results, rule=fmt == "rich")
     print_budgets(console, results)
     print_rig(console, results)
     flaky = sum(r.flaky for r in results)
     console.print(f"{counts_text(tally(r.status for r in results))}{f' ({flaky} flaky)' if flaky else ''}; "
-                  f"{sum(r.race_count() for r in results)} races in {elapsed_text(seconds)}", soft_wrap=True)
+                  f"{sum(r.race_count() for r in results)} races in {elapsed_text(run.seconds())}", soft_wrap=True)
 
 
 HEALTH_FIELDS = ("frames_rx", "frames_tx", "bytes_dropped", "crc_errors", "bad_frames", "frames_missed",

@@ -350,7 +350,10 @@ def _scenario(i: int, s: dict) -> list[str]:
     return out
 
 
-def report_html(doc: dict, source: str = "") -> str:
+def report_html(run, source: str = "") -> str:
+    """The page of a run (report/run_record.py RunRecord), drawn from its results document."""
+    from unohil.harness.report.results_json import plain, results_json
+    doc = plain(results_json(run))
     summary = doc.get("summary", {})
     started = datetime.fromtimestamp(doc.get("started_unix", 0), timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
     out = ['<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">',
@@ -391,7 +394,7 @@ def report_html(doc: dict, source: str = "") -> str:
 def bench_html(doc: dict, source: str = "") -> str:
     """A `unohil bench --json` file as one page: per unit kind, a histogram of each verdict figure,
     then the link's own figures and floors, each with its sample count (labels as the console's)."""
-    from unohil.harness.bench.latency import LINK_LABELS, UNIT_LABELS
+    from unohil.harness.measure.latency import LINK_LABELS, UNIT_LABELS
     out = ['<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">',
            '<meta name="viewport" content="width=device-width"><title>unohil bench</title>',
            f'<style>{CSS}</style></head><body data-bench="1">', f'<script>{CATCH_ERRORS}</script>',

@@ -99,3 +99,8 @@ def junit_xml(name: str, records: list[Record], devices: list[dict] = ()) -> str
             if out:
                 _sub(case, "system-out", out)
     return ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"
+
+
+def run_junit(run, name: str = "unohil") -> str:
+    """The JUnit XML of a run (report/run_record.py RunRecord): a testcase per scenario, a testsuite per unit."""
+    return junit_xml(name, [r.record() for r in run.scenarios], run.devices)

@@ -37,7 +37,11 @@ def _quantile(sorted_us: list[int], q: float) -> int:
     return sorted_us[min(len(sorted_us) - 1, max(0, int(round(q * (len(sorted_us) - 1)))))]
 
 
-def metrics_text(doc: dict) -> str:
+def metrics_text(run) -> str:
+    """The run's figures (report/run_record.py RunRecord) as OpenMetrics text: every race's, those its result
+    store holds too."""
+    from unohil.harness.report.results_json import stored_document
+    doc = stored_document(run)
     out: list[str] = []
 
     def family(name: str, kind: str, help_text: str, unit: str | None = None) -> None:

@@ -1,5 +1,6 @@
 """Whole runs in the Chrome trace event format (JSON), which Perfetto (ui.perfetto.dev) and chrome://tracing
-open: one process per unit, its trace file read back (harness/session/trace.py).
+open: one process per unit, its trace file read back (harness/session/trace.py); a run's record names
+its units' trace files (run_perfetto).
 
 The axis is the host's clock, so units and reboots share one time line; every event of the unit is
 placed at its own device time plus that boot's offset (the smallest host-minus-device gap seen, the
@@ -68,6 +69,16 @@ def read_trace(path) -> list[dict]:
     except UnicodeDecodeError as exc:
         raise UsageError(f"{path}: not a trace (not UTF-8 text at byte {exc.start})") from None
     return records
+
+
+def run_perfetto(run) -> dict:
+    """The trace files of the units a run (report/run_record.py RunRecord) names, as one Chrome trace."""
+    from pathlib import Path
+    from unohil.harness.errors import UsageError
+    paths = [d["trace"] for d in run.devices if d.get("trace")]
+    if not paths:
+        raise UsageError("the run names no trace file of its units: run it with --trace DIR")
+    return perfetto_trace([(Path(p).stem, read_trace(p)) for p in paths])
 
 
 def perfetto_trace(traces: list[tuple[str, list[dict]]]) -> dict:

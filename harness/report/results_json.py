@@ -2,41 +2,29 @@
 from __future__ import annotations
 
 import json
-import time
 
 from unohil.harness.outcome import tally
 from unohil.harness.report.files import write_results
+from unohil.harness.report.run_record import SCHEMA_VERSION, RunRecord, scenario_from_dict
 from unohil.harness.run.results import ScenarioResult
 from unohil.harness.session.health import LinkHealth
 
-# 2: "skip" (was "skipped") is the status of a scenario that did not run
-# 3: "interrupted", the status of a scenario a signal cut short; summary.interrupted; "interrupted" says
-#    which signal stopped the run and how many scenarios it kept from running
-# 4: every race has its "events" (before: only the races that did not pass), so a report can draw
-#    each race's timeline; a device has boot_id, catalog_crc, trace
-# 5: summary counts link_error, reset and error apart (before: in failed, which now counts fails only)
-# 6: every race names the unit it ran on (serial, boot_id); a device not opened or replaced by another
-#    unit after an outage has "error"
-# 7: --rerun-failed: a race run again has "retries" (each try's status) and "flaky"; a scenario whose failed
-#    races all passed when run again has "flaky": true (its status stays "fail"); summary.flaky counts them
-SCHEMA_VERSION = 7
 
-
-def results_json(results: list[ScenarioResult], health: LinkHealth, devices: list[dict], started: float,
-                 interrupted: dict | None = None, events: bool = True) -> dict:
-    """The results document; events=False leaves out the races' events (a store keeps the rest)."""
+def results_json(run: RunRecord, events: bool = True) -> dict:
+    """The results document, every race of it (those the run's store holds read back); events=False leaves
+    out the events of the races that passed."""
     doc = {
-        "schema": SCHEMA_VERSION,
+        "schema": run.schema,
         "tool": "unohil",
-        "started_unix": round(started, 3),
-        "duration_s": round(time.time() - started, 3),
-        "devices": devices,
-        "summary": _summary(results),
-        "health": health.as_dict(),
-        "scenarios": [_with_events(r) if events else r.as_dict() for r in results],
+        "started_unix": round(run.started, 3),
+        "duration_s": run.seconds(),
+        "devices": run.devices,
+        "summary": _summary(run.scenarios),
+        "health": run.health.as_dict(),
+        "scenarios": [_with_events(r) if events else r.as_dict() for r in map(run.whole, run.scenarios)],
     }
-    if interrupted is not None:
-        doc["interrupted"] = interrupted
+    if run.interrupted is not None:
+        doc["interrupted"] = run.interrupted
     return doc
 
 
@@ -44,40 +32,44 @@ def json_text(doc: dict) -> str:
     return json.dumps(doc, indent=1, default=str) + "\n"
 
 
-def results_json_chunks(results: list[ScenarioResult], health: LinkHealth, devices: list[dict], started: float,
-                        interrupted: dict | None = None, store=None):
+def results_json_chunks(run: RunRecord):
     """The text of results_json, a scenario at a time: the whole document (every race's events as
     dicts, then as one string) never exists at once, so writing a long run's file costs the memory
-    of its largest scenario, not of the run. store: a run/result_store.py ResultStore holding the
-    text of the scenarios put there as they ended (read back a piece at a time)."""
-    head = results_json([], health, devices, started, interrupted)
-    head["summary"] = _summary(results)
+    of its largest scenario, not of the run. The run's store (run/result_store.py ResultStore), when
+    it has one, holds the text of the scenarios put there as they ended (read back a piece at a time)."""
+    head = results_json(RunRecord([], run.devices, run.health, run.started, run.seconds(), run.interrupted,
+                                  schema=run.schema))
+    head["summary"] = _summary(run.scenarios)
     del head["scenarios"]
     yield json.dumps(head, indent=1, default=str)[:-2] + ',\n "scenarios": ['
-    for i, r in enumerate(results):
+    for i, r in enumerate(run.scenarios):
         yield ("," if i else "") + "\n"
-        if store is not None and store.holds(r):
-            yield from store.text(r)
+        if run.store is not None and run.store.holds(r):
+            yield from run.store.text(r)
         else:
             yield scenario_json(r)
     yield "\n ]\n}\n"
 
 
-def merged_results_json(parts: list[dict], started: float) -> dict:
-    """One results document from the parts of several processes (pytest's xdist workers), each a dict of
-    scenarios (as results_json writes them), devices and health."""
-    from unohil.harness.outcome import Outcome
-    scenarios = [sc for part in parts for sc in part["scenarios"]]
-    health: dict[str, int] = {}
+def stored_document(run: RunRecord) -> dict:
+    """The results document as a results store records it and the metrics read it: every race, the events
+    only of the failed races the run kept in memory."""
+    doc = plain(results_json(run, events=False))
+    for sc, res in zip(doc["scenarios"], run.scenarios):
+        if run.store is not None and run.store.holds(res):
+            for race in sc["results"]:
+                race.pop("events", None)
+    return doc
+
+
+def merged_run(parts: list[dict], started: float) -> RunRecord:
+    """One record of the parts of several processes (pytest's xdist workers), each a dict of scenarios (as
+    results_json writes them), devices and health."""
+    health = LinkHealth()
     for part in parts:
-        for key, value in part["health"].items():
-            health[key] = health.get(key, 0) + value
-    return {"schema": SCHEMA_VERSION, "tool": "unohil", "started_unix": round(started, 3),
-            "duration_s": round(time.time() - started, 3), "devices": [d for part in parts for d in part["devices"]],
-            "summary": {"scenarios": len(scenarios), **tally(Outcome(sc["status"]) for sc in scenarios),
-                        "flaky": sum(bool(sc.get("flaky")) for sc in scenarios),
-                        "races": sum(len(sc["results"]) for sc in scenarios)},
-            "health": health, "scenarios": scenarios}
+        health.add(LinkHealth(**part["health"]))
+    return RunRecord([scenario_from_dict(sc) for part in parts for sc in part["scenarios"]],
+                     [d for part in parts for d in part["devices"]], health, started).ended()
 
 
 def results_part(results: list[ScenarioResult], health: LinkHealth, devices: list[dict]) -> dict:
@@ -94,20 +86,6 @@ def _summary(results: list[ScenarioResult]) -> dict:
 def scenario_json(res: ScenarioResult) -> str:
     """One scenario's part of the results file: its figures and every race, with the race's events."""
     return json.dumps(_with_events(res), indent=1, default=str)
-
-
-def with_stored_races(scenarios: list[dict], results: list[ScenarioResult], store) -> list[dict]:
-    """scenarios (results_json's, without events) with every race of those whose races went to the
-    run's result store (a kept result holds only its failures), read back from it without their events:
-    the document a results store records."""
-    out = []
-    for sc, res in zip(scenarios, results):
-        if store is not None and store.holds(res):
-            sc = json.loads("".join(store.text(res)))
-            for race in sc["results"]:
-                race.pop("events", None)
-        out.append(sc)
-    return out
 
 
 def _with_events(res: ScenarioResult) -> dict:

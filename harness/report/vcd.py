@@ -3,6 +3,7 @@ pressed), its lights (1 while on or flashing) and its anchor events (a 1 us puls
 state (the catalogue's number of the state). Time is device time from the race start, in microseconds."""
 from __future__ import annotations
 
+import re
 from datetime import datetime, timezone
 
 from unohil.protocol import catalogue as cat
@@ -29,7 +30,24 @@ def _light(fields: dict) -> str:
     return _name(f"{fields.get('light')}" + (f"_{target}" if target not in (None, "none") else ""))
 
 
-def race_vcd(race: dict, kind: str, title: str = "race") -> str:
+def run_vcds(run, date: datetime | None = None):
+    """(file name, VCD text) for every race of a run (report/run_record.py RunRecord) that has its events;
+    date: when the files say they were written (default: now)."""
+    for i, res in enumerate(map(run.whole, run.scenarios)):
+        name = res.scenario.name
+        for race in res.races:
+            events = race.events
+            if not events:
+                continue        # a results file before schema 4 keeps the events of failed races only
+            yield (f"{i:03d}-{_slug(name)}-race{race.index}.vcd",
+                   race_vcd({"events": events}, res.scenario.unit, f"{name} race {race.index}", date))
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9]+", "-", text).strip("-")[:60] or "scenario"
+
+
+def race_vcd(race: dict, kind: str, title: str = "race", date: datetime | None = None) -> str:
     """race: a race of the results file (its `events`, device us from the race start)."""
     unit = cat.UNITS[kind]
     states = cat.ENUM_VALUES[f"{kind}_state"]
@@ -71,7 +89,7 @@ def race_vcd(race: dict, kind: str, title: str = "race") -> str:
 
     def value(vid: str, v: int) -> str:
         return f"{v}{vid}" if widths[vid] == 1 else f"b{v:0{widths[vid]}b} {vid}"
-    out = [f"$date {datetime.now(timezone.utc):%Y-%m-%d %H:%M:%S} UTC $end",
+    out = [f"$date {date or datetime.now(timezone.utc):%Y-%m-%d %H:%M:%S} UTC $end",
            f"$version unohil: {_name(title)}, a {kind} unit $end", "$timescale 1us $end",
            f"$comment state values: {', '.join(f'{v}={k}' for k, v in states.items())} $end",
            f"$scope module {_name(title)} $end"]

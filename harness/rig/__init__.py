@@ -1,11 +1,9 @@
 """Timing truth from outside the unit: a stimulus-and-capture rig (protocol/SPEC.md section 13).
+What is measured through it (latency from the press, fairness) is in harness/measure/.
 
 links.py    a unit and its rig opened together (emurig:// wires an emulated rig to an emulated unit)
 session.py  RigSession: the unit's driver and the rig's, the reference wiring, presses at rig times, the loopback
 races.py    the races each kind runs through the rig, with both views of each (unit's and rig's)
-fairness.py side skew and tie window from outside: the flip point of the verdict, with its interval; every
-            Flash seat against a reference seat
-bench.py    press-to-output latency from the physical press, against the unit's own figures and the rig's floor
 unit.py     rig mode: the unit's driver whose stimuli are RIG_EDGEs at mapped rig times (unohil run --rig),
             and what no rig can play
 views.py    rig mode: each race as the rig saw it (timestamp and reaction errors, decision to each output),

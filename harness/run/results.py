@@ -41,6 +41,8 @@ class RaceResult:
     # the unit's debug console during the race: {"dev_us" (from the race start, through the clock sync),
     # "host_us", "text"}
     console: list[dict] = field(default_factory=list, repr=False)
+    # a race read back from a results file: its events as the file tells them (it has no frames)
+    told_events: list[dict] | None = field(default=None, repr=False)
 
     @property
     def flaky(self) -> bool:
@@ -50,6 +52,8 @@ class RaceResult:
     @property
     def events(self) -> list[dict]:
         """The race's events, device times relative to the race start (built when asked for)."""
+        if self.told_events is not None:
+            return self.told_events
         if self.unit is None:
             return []
         return [event_record(f, self.start_dev_us, self.unit) for f in self.frames]
@@ -188,7 +192,7 @@ class ScenarioResult:
         excerpt = failure_lines(self) if self.status is not Outcome.PASS and self.races else []
         excerpt += console_lines(self.races)
         return Record(suite=self.device if ran else "not run", name=sc.name, outcome=self.status, message=message,
-                      detail="\n".join(lines) or self.error, seconds=self.wall_s, classname=_classname(sc.file),
+                      detail="\n".join(lines) or self.error, seconds=round(self.wall_s, 6), classname=_classname(sc.file),
                       file=sc.file, line=sc.line, properties=props, output="\n".join(excerpt),
                       device=self.device if ran else "")
 

@@ -256,6 +256,8 @@ class Runner(Anchoring):
                 and d.timing.worst_round_trip_us() == 0 and d.timing.late_us() == 0)
 
     def _race(self, sc: Scenario, env: dict, race: RaceResult) -> None:
+        """One race: the unit brought to a known state and time zero fixed here, then its steps scheduled
+        (_schedule_steps) and what the unit said collected and judged (_collect_race)."""
         d = self.d
         d.inbox.clear()
         self._queue: list = []
@@ -276,6 +278,12 @@ class Runner(Anchoring):
         events: list[Frame] = []
         race.frames = events        # what came so far, kept if an anchor never comes (unohil replay compares it)
         anchors = {"start": start, "previous": start}
+        scheduled, last_t = self._schedule_steps(sc, env, race, anchors, events, start)
+        self._collect_race(sc, env, race, anchors, events, scheduled, start, last_t)
+
+    def _schedule_steps(self, sc: Scenario, env: dict, race: RaceResult, anchors: dict, events: list[Frame],
+                        start: int) -> tuple[list[tuple[Step, int, int, int]], int]:
+        """Each step at its device time, its anchors found on the way: (the stimuli scheduled, the last one's time)."""
         unit = UNITS[sc.unit]
         scheduled: list[tuple[Step, int, int, int]] = []   # step, input, edge, time
         last_t = start
@@ -315,6 +323,13 @@ class Runner(Anchoring):
             else:
                 if step.until is not None:
                     self._until_after_cap(step, t, count, last_t, events, sc)
+        return scheduled, last_t
+
+    def _collect_race(self, sc: Scenario, env: dict, race: RaceResult, anchors: dict, events: list[Frame],
+                      scheduled: list[tuple[Step, int, int, int]], start: int, last_t: int) -> None:
+        """The verdicts and everything the unit said up to the race's end, judged."""
+        d = self.d
+        unit = UNITS[sc.unit]
         n_verdicts = sc.verdict_count(env)
         verdict_name = unit.verdict
         got = [f for f in events if f.msg.NAME == verdict_name]

@@ -50,10 +50,10 @@ def record(store: Store, doc: dict, command: str, results_path: str | None = Non
 def bench_as_run(doc: dict) -> dict:
     """`unohil bench --json` as a run: per unit kind a scenario `bench` whose i-th race holds each figure's i-th
     sample (its figures' names as the bench gives them: processing_us, read_us, delivered_us, command_rtt_us;
-    through a rig, press_to_OUTPUT_us and the rest of rig/bench.py's)."""
+    through a rig, press_to_OUTPUT_us and the rest of measure/rig_latency.py's)."""
     scenarios, devices = [], []
     units = doc.get("units")
-    if units is None:       # `bench --rig`: one unit, its figures from the physical press (harness/rig/bench.py)
+    if units is None:       # `bench --rig`: one unit, its figures from the physical press (harness/measure/rig_latency.py)
         units = {doc["kind"]: {"samples": doc.get("samples"), "device": doc.get("device"),
                                "identity": doc.get("identity")}} if doc.get("kind") else {}
     for kind, unit in units.items():

@@ -1,10 +1,10 @@
 """The raw floor of a pty: what the same kind of link costs with no protocol at all.
 
-python -m unohil.harness.bench.floor paired RAW_FD FRAME_FD N INTERVAL_US
+python -m unohil.harness.measure.link_floor paired RAW_FD FRAME_FD N INTERVAL_US
         N times, INTERVAL_US apart each: a 16-byte packet stamped with the time of its
         write on RAW_FD, then a protocol event frame (SD_BEEP, event_seq 0, 1, ...) on
         FRAME_FD; at the end, one line per frame: the monotonic us just before its write
-python -m unohil.harness.bench.floor echo FD
+python -m unohil.harness.measure.link_floor echo FD
         echo every byte read until EOF
 
 The reader (the benchmark) blocks in os.read on one pty and in the harness's driver

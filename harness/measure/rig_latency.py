@@ -31,7 +31,7 @@ import random
 
 from unohil.protocol import catalogue as cat
 
-from unohil.harness.bench.latency import distribution, distribution_table
+from unohil.harness.measure.latency import distribution, distribution_table
 from unohil.harness.rig.races import _unwrap_near, flash_race as buzzer_race, showdown_countdown
 from unohil.harness.rig.session import AHEAD_US, RigSession
 

@@ -31,7 +31,7 @@ import time
 from unohil.protocol.devtime import diff
 
 from unohil.harness.session.driver import Driver
-from unohil.harness.bench.units import AHEAD_US, unit_identity, verdict_latencies
+from unohil.harness.measure.latency_races import AHEAD_US, unit_identity, verdict_latencies
 from unohil.harness.text import duration
 
 PCTS = (("min", 0), ("p50", 50), ("p90", 90), ("p99", 99), ("p99.9", 99.9), ("max", 100))
@@ -87,14 +87,14 @@ def _pty_pair() -> tuple[int, int]:
 
 
 def one_way(samples: int, interval_us: int = 2000) -> tuple[list[int], list[int], list[int]]:
-    """One way on a pty, raw and through the harness, turn about (python -m unohil.harness.bench.floor paired).
+    """One way on a pty, raw and through the harness, turn about (python -m unohil.harness.measure.link_floor paired).
     Returns the latencies in us of: the raw floor (os.read returned - write), the harness's
     read stamp (Frame.host_us - write), and delivery (wait_for returned - write)."""
     from unohil.harness.links import FdLink
     raw_master, raw_slave = _pty_pair()
     frame_master, frame_slave = _pty_pair()
-    child = subprocess.Popen([sys.executable, "-m", "unohil.harness.bench.floor", "paired", str(raw_master), str(frame_master),
-                              str(samples), str(interval_us)], pass_fds=(raw_master, frame_master),
+    child = subprocess.Popen([sys.executable, "-m", "unohil.harness.measure.link_floor", "paired", str(raw_master),
+                              str(frame_master), str(samples), str(interval_us)], pass_fds=(raw_master, frame_master),
                              stdout=subprocess.PIPE, text=True)
     os.close(raw_master)
     os.close(frame_master)
@@ -125,7 +125,8 @@ def floor_timer(samples: int) -> list[int]:
 
 def floor_round_trip(samples: int) -> list[int]:
     master, slave = _pty_pair()
-    child = subprocess.Popen([sys.executable, "-m", "unohil.harness.bench.floor", "echo", str(master)], pass_fds=(master,))
+    child = subprocess.Popen([sys.executable, "-m", "unohil.harness.measure.link_floor", "echo", str(master)],
+                             pass_fds=(master,))
     os.close(master)
     out = []
     packet = bytes(16)
