@@ -1,4 +1,4 @@
-"""The Flash base (SPEC.md section 8: decisions FL-1 to FL-19).
+"""The Flash base (SPEC.md section 8: decisions FL-1 to FL-29).
 
 Time in a game is counted on a game clock that runs in the states turn, buzzer and
 flagged and stands still while the unit is paused or asleep (FL-10, FL-11): the turn
@@ -26,11 +26,12 @@ firmware must, so the emulator follows the same rule a unit does.
 from __future__ import annotations
 
 from unohil.protocol import ENUMS, NONE_I32, msg
+from unohil.protocol.catalogue import UNITS
 from unohil.protocol.devtime import wrap
 from unohil.protocol.algorithms import pick
 
 from .deadlines import Deadlines
-from .model import ACTED, REPORTED, UnitModel, refused
+from .model import ACTED, REPORTED, UnitModel, refused, variant_options
 
 INPUT = ENUMS["flash_input"]
 STATE = ENUMS["flash_state"]
@@ -43,9 +44,8 @@ VERDICT = ENUMS["flash_buzzer_reason"]
 MODE = ENUMS["light_mode"]
 PRESS = ENUMS["action"].press
 
-BUTTONS = 8                                   # player_0..player_7 in the catalogue
+BUTTONS = len(UNITS["flash"].roles.buttons)   # player_0..player_7
 LONG_STEP_US = 1 << 30                        # FL-23: a long deadline is re-armed in steps of at most this
-VARIANT_CAPS = ("speed_at_power_on", "slowest_light_only", "reset_light_show")   # FL-20..FL-22
 PENALTY_CARDS = 2
 GAME_STATES = (STATE.turn, STATE.buzzer, STATE.flagged)
 RESET_PAIR = frozenset((INPUT.play_pause, INPUT.buzzer))
@@ -59,9 +59,9 @@ class Flash(UnitModel):
     KIND = "flash"
     INPUTS = INPUT
     STATES = STATE
-    POWER_ON = STATE.setup
     IDLE_STATES = (STATE.off, STATE.setup)
-    OPTIONS = {"players": (6, 2, BUTTONS), **{cap: (0, 0, 1) for cap in VARIANT_CAPS}}
+    # speed_at_power_on=1, slowest_light_only=1 and reset_light_show=1 are the base's other forms (FL-20..FL-22)
+    OPTIONS = {"players": (6, 2, BUTTONS), **variant_options("flash", on=False)}
 
     def __init__(self, core, **options):
         super().__init__(core, **options)
@@ -103,9 +103,6 @@ class Flash(UnitModel):
         self.reactions: dict[int, int] = {}      # opponent -> press minus buzzer, on the game clock
 
     # ---- life cycle ----
-    def caps(self) -> tuple[str, ...]:
-        return self.CAPS + tuple(cap for cap in VARIANT_CAPS if getattr(self, cap))
-
     def power_on(self, t):
         if self.powered:
             self._restart_sleep(t)
@@ -447,7 +444,7 @@ class Flash(UnitModel):
         self.powered = action == PRESS
         if self.powered:
             self._new_game()
-            self.set_state(STATE.setup)
+            self.set_state(self.POWER_ON)
             if self.speed_at_power_on:
                 self._read_speed()                   # FL-20: the speed is read when switched on
             return ACTED

@@ -1,4 +1,4 @@
-"""The card launcher (SPEC.md section 9: decisions LA-1 to LA-9).
+"""The card launcher (SPEC.md section 9: decisions LA-1 to LA-14).
 
 Each press draws exactly as SPEC.md section 6 says, with the reference algorithms of
 protocol/algorithms.py: one U(1000) against the fire chance when there are cards inside
@@ -35,7 +35,6 @@ class Launcher(UnitModel):
     KIND = "launcher"
     INPUTS = INPUT
     STATES = STATE
-    POWER_ON = STATE.ready
     IDLE_STATES = (STATE.ready, STATE.door_open)
     OPTIONS = {"card_capacity": (UNITS["launcher"].card_capacity, 1, 254)}   # LA-14
 
@@ -66,7 +65,7 @@ class Launcher(UnitModel):
         self.handing_over = True
 
     def _awake_state(self) -> int:
-        return STATE.door_open if self.door_is_open else STATE.ready
+        return STATE.door_open if self.door_is_open else self.POWER_ON
 
     # ---- inputs ----
     def on_input(self, t, inp, action, value):

@@ -16,16 +16,27 @@ kind's name (device.model_class). Class attributes to declare:
     KIND          "flash"
     INPUTS        the valid input ids, e.g. protocol.ENUMS["flash_input"]
     STATES        the state enum, e.g. protocol.ENUMS["flash_state"]
-    POWER_ON      the state a fresh model starts in (no event is emitted for it)
     IDLE_STATES   states in which CONFIG_SET is allowed (else NAK wrong_state)
-    CAPS          capability names (catalogue enum capability) for IDENTITY.caps
     OPTIONS       unit options a user may set when creating the unit, name ->
                   (default, min, max); card_capacity and players are reported in
-                  IDENTITY when present
+                  IDENTITY when present; variant_options(KIND, on) gives the
+                  kind's variant capabilities as options
     COMMANDS      commands only this kind has (the rig's RIG_WIRE, RIG_EDGE):
                   message class -> handler(core, frame, message, t) returning the
                   reply or an error code, like the core's own
-    DRAWS         False for a kind without a random generator (the rig)
+
+What the catalogue says of the kind (messages.yaml `units.KIND`, or `rig`) the
+class reads from it when it is defined, and a model does not write again:
+
+    POWER_ON      the state a fresh model starts in (no event is emitted for it):
+                  the kind's power_on_state
+    CAPS          capability names for IDENTITY.caps: the kind's capabilities,
+                  less reference_rng (the core sets that bit by the generator
+                  the unit was built with)
+    VARIANTS      the kind's variants: capabilities a unit option of the same
+                  name turns off (0) or on (1)
+    DRAWS         whether the kind has a random generator: reference_rng is
+                  one of its capabilities (not the rig's)
 
 The core creates the model with Model(core, **options) at every boot and every
 RESET new_game, then calls power_on(t). Hooks a model implements:
@@ -44,8 +55,8 @@ RESET new_game, then calls power_on(t). Hooks a model implements:
                                        parameter's range and the kind's cross rules
                                        (catalogue units: cross_rules).
     cards                              property, reported in STATUS.cards
-    caps()                             capability names for IDENTITY (default CAPS;
-                                       override when a unit option removes one)
+    caps()                             capability names for IDENTITY (default CAPS
+                                       less the VARIANTS whose option is 0)
     shutdown(t)                        the game is being thrown away (RESET
                                        new_game): the default turns every lit light
                                        off with LIGHT events, in (light, target)
@@ -82,6 +93,7 @@ from __future__ import annotations
 from typing import Callable
 
 from unohil.protocol import ENUMS, msg
+from unohil.protocol.catalogue import RIG, UNITS
 
 DISPOSITION = ENUMS["disposition"]
 ERROR = ENUMS["error"]
@@ -90,7 +102,22 @@ ERROR = ENUMS["error"]
 ACTED = (DISPOSITION.acted, 0)
 REPORTED = (DISPOSITION.reported, 0)
 
-DEFAULT_CAPS = ("test_mode", "host_input", "time_sync", "event_resend", "config_set")
+#: the capability the core sets or clears by the generator a unit was built with (SPEC 6), not the model
+GENERATOR_CAP = "reference_rng"
+
+
+def catalogue_entry(kind: str):
+    """The catalogue's entry of a device kind: its UnitDef, or the RigDef for the rig; None for a kind the
+    catalogue lacks."""
+    if kind in UNITS:
+        return UNITS[kind]
+    return RIG if RIG is not None and kind == RIG.kind else None
+
+
+def variant_options(kind: str, on: bool) -> dict[str, tuple[int, int, int]]:
+    """The kind's variant capabilities as unit options (default, min, max): on=True for a kind whose
+    usual form has them (a unit option 0 builds the other form), False for one whose usual form lacks them."""
+    return {cap: (int(on), 0, 1) for cap in UNITS[kind].variants}
 
 
 def refused(error: str) -> tuple[int, int]:
@@ -101,12 +128,29 @@ class UnitModel:
     KIND = ""
     INPUTS: tuple[int, ...] | type = ()
     STATES: type | None = None
-    POWER_ON = 0
     IDLE_STATES: tuple[int, ...] = ()
-    CAPS: tuple[str, ...] = DEFAULT_CAPS
     OPTIONS: dict[str, tuple[int, int, int]] = {}
     COMMANDS: dict = {}         # message class -> handler(core, frame, message, t) of commands of this kind only
-    DRAWS = True                # has a random generator (the reference one: capability reference_rng)
+    # read from the catalogue by __init_subclass__
+    POWER_ON = 0
+    CAPS: tuple[str, ...] = ()
+    VARIANTS: tuple[str, ...] = ()
+    DRAWS = True
+
+    def __init_subclass__(cls, **kwargs):
+        """The kind's power-on state, capabilities, variants and generator, from its catalogue entry; a
+        subclass that sets one of them itself (a unit built wrong on purpose, in the tests) keeps its own."""
+        super().__init_subclass__(**kwargs)
+        entry = catalogue_entry(cls.KIND)
+        if entry is None:
+            return
+        facts = {"POWER_ON": cls.STATES[entry.power_on_state] if cls.STATES is not None else 0,
+                 "CAPS": tuple(c for c in entry.capabilities if c != GENERATOR_CAP),
+                 "VARIANTS": getattr(entry, "variants", ()),
+                 "DRAWS": GENERATOR_CAP in entry.capabilities}
+        for name, value in facts.items():
+            if name not in cls.__dict__:
+                setattr(cls, name, value)
 
     def __init__(self, core, **options):
         self.core = core
@@ -133,7 +177,7 @@ class UnitModel:
         return 0
 
     def caps(self) -> tuple[str, ...]:
-        return self.CAPS
+        return tuple(c for c in self.CAPS if c not in self.VARIANTS or getattr(self, c))
 
     def shutdown(self, t: int) -> None:
         # in light id order, then target order (SPEC 4.9): the same on every unit, whatever the order they lit in

@@ -204,11 +204,8 @@ class RigModel(UnitModel):
     KIND = RIG.kind
     INPUTS = ()
     STATES = STATE
-    POWER_ON = STATE[RIG.power_on_state]
     IDLE_STATES = tuple(STATE)
-    CAPS = RIG.capabilities
     COMMANDS = {msg.RIG_WIRE: _rig_wire, msg.RIG_EDGE: _rig_edge}
-    DRAWS = False
 
     def power_on(self, t: int) -> None:
         rig = getattr(self.core, "rig", None)

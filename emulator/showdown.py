@@ -15,7 +15,7 @@ from unohil.protocol.catalogue import UNITS
 from unohil.protocol.devtime import wrap
 from unohil.protocol.algorithms import countdown, lands_on_b
 
-from .model import ACTED, DEFAULT_CAPS, REPORTED, UnitModel, refused
+from .model import ACTED, REPORTED, UnitModel, refused, variant_options
 
 INPUT = ENUMS["showdown_input"]
 STATE = ENUMS["showdown_state"]
@@ -31,12 +31,10 @@ class Showdown(UnitModel):
     KIND = "showdown"
     INPUTS = INPUT
     STATES = STATE
-    POWER_ON = STATE.empty
     IDLE_STATES = (STATE.empty, STATE.loaded)
-    CAPS = DEFAULT_CAPS + ("landing_sensor", "false_start_launch")
     # landing_sensor=0 and false_start_launch=0 are the unit's other forms (SD-11, SD-3)
-    OPTIONS = {"card_capacity": (UNITS["showdown"].card_capacity, 1, 254), "players": (2, 2, 2), "landing_sensor": (1, 0, 1),
-               "false_start_launch": (1, 0, 1)}
+    OPTIONS = {"card_capacity": (UNITS["showdown"].card_capacity, 1, 254), "players": (2, 2, 2),
+               **variant_options("showdown", on=True)}
 
     def __init__(self, core, **options):
         super().__init__(core, **options)
@@ -52,10 +50,6 @@ class Showdown(UnitModel):
     @property
     def cards(self) -> int:
         return self.tray
-
-    def caps(self) -> tuple[str, ...]:
-        lacks = {name for name in ("landing_sensor", "false_start_launch") if not getattr(self, name)}
-        return tuple(c for c in self.CAPS if c not in lacks)
 
     def light_key(self, light: int, target: int) -> tuple[int, int]:
         return (light, 0)           # one red lamp, whatever side it points at

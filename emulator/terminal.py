@@ -33,7 +33,7 @@ PRESS, RELEASE = int(ENUMS["action"].press), int(ENUMS["action"].release)
 # The keys of each kind, as (key, input name). The Flash buttons a base lacks (players) are left out.
 KEYS = {
     "showdown": (("a", "paddle_a"), ("l", "paddle_b"), ("t", "timer"), ("c", "load_cards")),
-    "flash": tuple((str(i + 1), f"player_{i}") for i in range(8))
+    "flash": tuple((str(i + 1), button) for i, button in enumerate(UNITS["flash"].roles.buttons))
     + (("p", "play_pause"), ("b", "buzzer"), ("t", "speed_switch"), ("o", "power")),
     "launcher": ((" ", "button"), ("d", "door"), ("c", "load_cards"), ("o", "power")),
 }

@@ -4,8 +4,9 @@ Layers, from the wire up: links (bytes to and from one device), session (one con
 unit: commands, events in order, clock sync, traces), scenarios (the YAML format and its
 validator), run (scheduling races and judging them), rig (a stimulus-and-capture rig), measure
 (latency against the link's floor, latency and fairness through a rig), conform (the acceptance
-run), report (console, JSON, JUnit, HTML, VCD, Perfetto), record (sessions into scenarios), the
-pytest plugin and cli.
+run), store (runs kept across runs), report (console, JSON, JUnit, HTML, VCD, Perfetto, metrics),
+record (sessions into scenarios), games (whole games with simulated players), the pytest plugin and
+cli; beneath them all errors, outcome and text.
 docs/architecture.md lists them (tests/test_layers.py holds the imports to it) and draws the
 path of a frame through them.
 

@@ -165,7 +165,7 @@ def good_frames() -> list[dict]:
         typical.setdefault(name, []).append((label, seq, t, fields))
     missing = [m.name for m in cat.MESSAGES if m.name not in typical]
     if missing:
-        raise ValueError(f"protocol/vectors.py: no typical vector for {', '.join(missing)}")
+        raise ValueError(f"tools/vectors.py: no typical vector for {', '.join(missing)}")
     out = []
     for mdef in cat.MESSAGES:
         for label, seq, t, fields in typical[mdef.name]:

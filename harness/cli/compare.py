@@ -7,7 +7,7 @@ import sys
 from unohil.harness.cli.exit import Exit
 from unohil.harness.errors import UsageError
 from unohil.harness.store.compare import ALPHA, DEVICE_FIGURES, EFFECT, Comparison, compare
-from unohil.harness.text import printable
+from unohil.harness.text import duration_rounded, printable
 
 FAIL_ON = ("never", "regression", "change")
 
@@ -82,10 +82,6 @@ def main(args) -> int:
     return Exit.OK
 
 
-def _us(v: float) -> str:
-    return f"{v:g} us" if abs(v) < 1000 else f"{v / 1000:g} ms"
-
-
 def lines(c: Comparison, name_a: str, name_b: str, alpha: float) -> list[str]:
     out = [f"{name_a} -> {name_b}: {c.compared} scenarios in both"]
     if c.changed:
@@ -99,7 +95,7 @@ def lines(c: Comparison, name_a: str, name_b: str, alpha: float) -> list[str]:
         out += [f"  {name}" for name in c.added]
     if c.moved:
         out.append(f"figures that moved ({len(c.moved)}; Brunner-Munzel p < {alpha:g}, |P(A<B) - 1/2| >= {EFFECT}):")
-        out += [f"  {m.scope}: {m.figure} median {_us(m.median[0])} -> {_us(m.median[1])} "
+        out += [f"  {m.scope}: {m.figure} median {duration_rounded(m.median[0])} -> {duration_rounded(m.median[1])} "
                 f"({'slower' if m.slower else 'faster'}; n {m.n[0]}/{m.n[1]}, P(A<B) {m.p_hat:.2f}, p {m.p_value:.2g})"
                 for m in c.moved]
     if not c.any:

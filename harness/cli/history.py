@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 
+from unohil.protocol import catalogue as cat
 from unohil.harness.errors import UsageError
 from unohil.harness.store import history as h
 from unohil.harness.store.backend import Store
@@ -15,7 +16,7 @@ from unohil.harness.text import printable
 def add_parser(sub) -> None:
     p = sub.add_parser("history", help="runs, a scenario's or check's history, a figure's trend, from a results store")
     add_store_argument(p, "read")
-    p.add_argument("--kind", help="units of this kind only (showdown, flash, launcher)")
+    p.add_argument("--kind", help=f"units of this kind only ({', '.join(cat.UNITS)})")
     p.add_argument("--firmware", help="units with this firmware version only")
     p.add_argument("--serial", type=int, help="the unit with this serial only")
     p.add_argument("--since", type=_date, metavar="DATE", help="runs from this date on (YYYY-MM-DD, UTC)")

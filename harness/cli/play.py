@@ -8,6 +8,7 @@ from pathlib import Path
 
 from rich.console import Console
 
+from unohil.protocol import catalogue as cat
 from unohil.harness.cli.exit import Exit
 from unohil.harness.cli.signals import Interrupted, StopRequest, exit_for
 from unohil.harness.errors import HarnessError, UsageError
@@ -26,7 +27,7 @@ def add_parser(sub) -> None:
                                    "with simulated players around a unit, checking every verdict the unit "
                                    "gives against the rules, SPEC 6's draws (reference_rng) and the invariants "
                                    "of the cards on the table (games.md in the uno-hil docs).")
-    p.add_argument("kind", choices=("showdown", "flash", "launcher"), help="the unit kind (launcher: UNO Attack)")
+    p.add_argument("kind", choices=tuple(cat.UNITS), help="the unit kind (launcher: UNO Attack)")
     p.add_argument("--games", type=int, default=1, metavar="N", help="games to play (default 1)")
     p.add_argument("--players", type=int, default=3, metavar="P", help="players at the table (default 3)")
     p.add_argument("--seed", type=int, default=1, metavar="S", help="the run's seed: the same seed plays the "

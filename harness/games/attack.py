@@ -195,7 +195,7 @@ class AttackGame(Game):
                 continue
             direction, skip = self.play_action(seat, card, direction)
             if self.table.hands[seat] and self.uno_call(seat):
-                for _ in range(2):
+                for _ in range(self.uno_penalty):
                     self.press(seat, "missed UNO")
             if not self.table.hands[seat]:
                 return seat

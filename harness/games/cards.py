@@ -22,11 +22,6 @@ from dataclasses import dataclass
 COLOURS = ("red", "yellow", "green", "blue")
 NUMBERS = tuple(str(n) for n in range(10))
 
-# card ranks that are not numbers, per game
-WILD_RANKS = frozenset({"wild", "wild_draw4", "wild_showdown", "super_joker", "joker", "wild_hit4",
-                        "wild_attack", "wild_hit_fire", "wild_all_hit", "trade_hands"})
-
-
 @dataclass(frozen=True, slots=True)
 class Card:
     uid: int

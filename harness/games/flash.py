@@ -227,7 +227,7 @@ class FlashGame(Game):
                 if card.rank in ("draw2", "skip", "super_joker"):
                     self.hit = (card.rank, {"draw2": 2, "skip": 0, "super_joker": 4}[card.rank])
                 if self.uno_call(seat):
-                    self.table.draw_to(seat, 2)
+                    self.table.draw_to(seat, self.uno_penalty)
                     self.check(f"seat {seat} draws for a missed UNO")
             if card is not None and card.rank == "buzzer":
                 self.buzzer_race(seat)

@@ -8,13 +8,14 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
+from unohil.protocol import catalogue as cat
 from unohil.harness.errors import DeviceReset, HarnessError, LinkError, Nak
 
 from .players import PlayerModel, seat_players
 from .stats import GameStats
 from .table import GameFailure
 
-KINDS = ("showdown", "flash", "launcher")
+KINDS = tuple(cat.UNITS)          # a game for every unit kind (_game)
 # compressed timing: thinking (a Flash turn's card before its press, a launcher press) a twentieth as long,
 # 40-175 ms; a real-clock Flash game is 500-1200 turns of it, and the unit's rules judge only the press
 COMPRESSED_THINKING = 0.05

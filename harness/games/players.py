@@ -15,9 +15,6 @@ import math
 import random
 from dataclasses import dataclass
 
-US = 1_000_000
-
-
 @dataclass(frozen=True)
 class PlayerModel:
     median_reaction_us: int = 220_000

@@ -198,7 +198,7 @@ class ShowdownGame(Game):
                 if self.showdown(seat, opponent, n) == seat:
                     won = False                          # the last card's showdown lost: play goes on
             elif self.uno_call(seat):
-                t.draw_to(seat, 2)
+                t.draw_to(seat, self.uno_penalty)
                 self.check(f"seat {seat} draws for a missed UNO")
             if won:
                 return seat

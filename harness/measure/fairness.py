@@ -55,11 +55,6 @@ class Sweep:
 SCORE = {"a": 1.0, "b": 0.0, "tie": 0.5}
 
 
-def _area(offsets: list[int], means: list[float]) -> float:
-    step = offsets[1] - offsets[0]
-    return offsets[0] + step * sum(1.0 - p for p in means) - step / 2
-
-
 def _sweep(run, offsets, trials: int, stop=None, cut: dict | None = None) -> Sweep:
     """cut: told how far the sweep got, for a measurement stopped in it."""
     scores = []

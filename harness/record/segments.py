@@ -17,9 +17,9 @@ from dataclasses import dataclass, field
 
 from unohil.protocol import Frame, catalogue as cat
 
-ACTIONS = {v: k for k, v in cat.ENUM_VALUES["action"].items()}
-DISPOSITIONS = {v: k for k, v in cat.ENUM_VALUES["disposition"].items()}
-ERRORS = {v: k for k, v in cat.ENUM_VALUES["error"].items()}
+ACTIONS = cat.ENUM_NAMES["action"]
+DISPOSITIONS = cat.ENUM_NAMES["disposition"]
+ERRORS = cat.ENUM_NAMES["error"]
 
 
 @dataclass
@@ -57,7 +57,7 @@ class Segment:
 def edge_of(f: Frame, unit: cat.UnitDef) -> Edge:
     """An INPUT_SEEN event as an input edge."""
     m = f.msg
-    names = {v: k for k, v in unit.inputs.items()}
+    names = cat.ENUM_NAMES[f"{unit.kind}_input"]
     return Edge(f.dev_us, names.get(m.input, str(m.input)), ACTIONS.get(m.action, str(m.action)), m.value,
                 DISPOSITIONS.get(m.disposition, str(m.disposition)),
                 ERRORS.get(m.detail) if m.disposition == cat.ENUM_VALUES["disposition"]["refused"] else None,

@@ -13,8 +13,8 @@ from unohil.harness.scenarios.units import UNITS
 from unohil.harness.session.clocksync import ClockEstimate
 from unohil.harness.session.driver import ACTION
 
-ERROR_NAMES = {v: k for k, v in cat.ENUM_VALUES["error"].items()}
-DISPOSITION_NAMES = {v: k for k, v in cat.ENUM_VALUES["disposition"].items()}
+ERROR_NAMES = cat.ENUM_NAMES["error"]
+DISPOSITION_NAMES = cat.ENUM_NAMES["disposition"]
 SOURCE = cat.ENUM_VALUES["input_source"]
 # Latency figures that measure speed (the unit's processing, the link's delivery): timing budgets.
 # inherent_us is not one of them: how long the rules make a verdict wait is the unit's function.

@@ -26,10 +26,6 @@ class Prompt:
     start_dev_us: int       # the race's start on the device clock
     timeout_us: int
 
-    @property
-    def deadline_dev_us(self) -> int:
-        return self.since_dev_us + self.timeout_us
-
 
 @dataclass(frozen=True)
 class Answer:
@@ -54,7 +50,7 @@ def answer_text(f: Frame, events: list[Frame], kind: str, start_dev_us: int) -> 
     anchor of the race before it (or the race's start)."""
     unit = cat.UNITS[kind]
     if f.msg.NAME == "INPUT_SEEN":
-        names = {v: k for k, v in unit.inputs.items()}
+        names = cat.ENUM_NAMES[f"{kind}_input"]
         action = cat.enum_name("action", f.msg.action)
         what = f"{names.get(f.msg.input, f'input {f.msg.input}')} {action}{'d' if action.endswith('e') else 'ed'}"
     else:

@@ -1,1 +1,2 @@
-"""The scenario format: its dataclasses, the validating loader, its expressions, the unit vocabulary and -k selection."""
+"""The scenario format: its dataclasses, the validating loader (validation/), its expressions, the unit
+vocabulary and roles, the runner's lead, -k selection and where the installed library is."""

@@ -71,11 +71,6 @@ class DeviceClock:
         t1, reply = self._timed(lambda t1: M.STATUS_GET())
         self.clock.add(SyncSample(t1, reply.dev_us, reply.dev_us, reply.host_us))
 
-    def dev_to_host(self, dev_us: int) -> float:
-        if self.clock.estimate is None:
-            self.sync_clock()
-        return self.clock.estimate.to_host(dev_us)
-
     def device_now(self) -> int:
         """Best estimate of the device's unwrapped time now."""
         if self.clock.estimate is None:

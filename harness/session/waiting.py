@@ -14,9 +14,6 @@ from unohil.harness.session.events import RESEND_TRIES
 class Waiting:
     """The waits of a Driver (mixed into it)."""
 
-    def next_event(self, timeout_us: int, what: str = "an event") -> Frame:
-        return self.wait_for(lambda f: True, timeout_us, what)
-
     def wait_for(self, predicate: Callable[[Frame], bool], timeout_us: int, what: str,
                  collect: list | None = None, probe: bool = True, expect_at_us: int | None = None) -> Frame:
         """Consume events in order until one satisfies predicate.
