@@ -189,12 +189,27 @@ def _rule_events(rule) -> frozenset[str]:
     return frozenset({p.event for p in rule.after} | {event for event, _ in rule.frozen_by} | {rule.event})
 
 
+@functools.cache
+def _delay_names(rule) -> frozenset[str]:
+    """The names a timer rule's delay reads (parameters, fields of its events): the only values _due looks up."""
+    return rule.delay.params
+
+
+@functools.cache
+def _fields_read(names: frozenset[str], cls) -> tuple[tuple[str, int], ...]:
+    """(name, index) of the fields of message class cls that a delay over names reads."""
+    return tuple((name, i) for i, name in enumerate(cls._fields) if name in names)
+
+
 def _due(rule, base: int, after: list[Frame], f: Frame, config: dict[str, int],
          pauses: list[tuple[int, int]]) -> tuple[int, int, int]:
     """When a timer armed at base by the events after is due: (due, its delay, the time it stood frozen)."""
-    values = dict(config)
-    for e in (*after, f):
-        values.update(zip(e.msg._fields, e.msg))     # a message is a named tuple of its catalogue fields
+    names = _delay_names(rule)
+    values = {name: config[name] for name in names if name in config}
+    for e in (*after, f):       # a field of a later event over an earlier one's, over a parameter
+        m = e.msg
+        for name, i in _fields_read(names, m.__class__):
+            values[name] = m[i]
     delay = rule.delay.us(values)
     frozen = sum(max(0, min(b, f.dev_us) - max(a, base)) for a, b in pauses)
     return base + delay + frozen, delay, frozen

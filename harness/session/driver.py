@@ -37,6 +37,12 @@ _BAD_CRC = cat.ENUM_VALUES["error"]["bad_crc"]
 BURST_SAME_US = 2000
 
 
+def hands_frames(link) -> bool:
+    """Whether the link carries frames as objects (an in-process unit's, emulator/inprocess.py): asked of the
+    link's own class, so a wrapper that reads and writes its bytes (and forwards the rest) is spoken to in bytes."""
+    return getattr(type(link), "read_frames", None) is not None and link.hands_frames
+
+
 class Driver(Commands, Waiting, DeviceClock):
     """One connected unit: its link, its session's state, the frames read and where they go. What it is
     told is in Commands (commands.py), how it is waited on in Waiting (waiting.py), its clock in
@@ -167,7 +173,7 @@ class Driver(Commands, Waiting, DeviceClock):
         seq = self._tx_seq
         self._tx_seq = (seq + 1) & 0xFFFF
         link = self.link
-        handed = getattr(link, "hands_frames", False)
+        handed = hands_frames(link)
         # A link that takes the message as an object is given it unencoded, its fields checked as encoding would
         data = protocol.codec.encode_payload(msg) if handed else protocol.encode(msg, seq, 0)
         if self.trace is not None:
@@ -190,7 +196,7 @@ class Driver(Commands, Waiting, DeviceClock):
         health = self.health
         stats = self.decoder.stats
         dropped_before = stats.dropped_bytes
-        if getattr(link, "hands_frames", False):
+        if hands_frames(link):
             # the unit's frames as objects (an in-process unit): nothing to decode
             frames, host_us = link.read_frames(timeout if timeout > 0 else 0)
             size = 0

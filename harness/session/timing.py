@@ -35,9 +35,11 @@ class LinkTiming:
         self.round_trips: deque[int] = deque(maxlen=WINDOW)     # us from a command's write to its reply
         # us a frame of a burst came after its reply, beyond what the unit's own stamps say
         self.spreads: deque[int] = deque(maxlen=WINDOW)
+        self._reply_timeout_us: int | None = None   # reply_timeout_us() until the next round trip: asked twice a command
 
     def observe_reply(self, us: int) -> None:
         self.round_trips.append(max(0, int(us)))
+        self._reply_timeout_us = None
 
     def observe_spread(self, us: int) -> None:
         self.spreads.append(max(0, int(us)))
@@ -64,9 +66,11 @@ class LinkTiming:
     def reply_timeout_us(self) -> int:
         """How long a reply is waited for: the SPEC's 50 ms, the command and a longest reply on the wire, the
         link's worst round trip and jitter (or UNMEASURED_US before any) and, on a real clock, the host's slack."""
-        link = self.worst_round_trip_us() + self.jitter_us() if self.measured else UNMEASURED_US
-        return (SPEC_REPLY_US + self.bytes_us(2 * MAX_FRAME_BYTES) + self._usb_us() + link + self.host_slack_us
-                + MARGIN_US)
+        if self._reply_timeout_us is None:
+            link = self.worst_round_trip_us() + self.jitter_us() if self.measured else UNMEASURED_US
+            self._reply_timeout_us = (SPEC_REPLY_US + self.bytes_us(2 * MAX_FRAME_BYTES) + self._usb_us() + link
+                                      + self.host_slack_us + MARGIN_US)
+        return self._reply_timeout_us
 
     def stimulus_lead_us(self, clock_uncertainty_us: float = 0.0) -> int:
         """How far ahead of the unit's now a stimulus is sent: the link's worst round trip and its jitter
