@@ -81,6 +81,8 @@ def _unsupported(device, frame, m, t) -> int:
 
 
 class Device:
+    output_frames: list | None = None       # a list: what the unit sends kept as frame objects (take_frames)
+
     def __init__(self, kind: str, clock, *, seed: int = 1, serial: int = 1, boot_time_us: int = 0,
                  salt: bytes = b"", without: str | tuple[str, ...] = (), rng: str = "reference",
                  timer_lag_us: int = 0, inject_queue: int = INJECT_QUEUE, verdict_delay_us: int = 0,
@@ -139,10 +141,6 @@ class Device:
         self.rng = GENERATORS[rng](seed)
         self.config: dict[str, int] = {}
         self.output = bytearray()
-        # None: what the unit sends is encoded into output. A list (an in-process link sets one before
-        # start()): kept there as frame objects, handed to the host without bytes (take_frames); take_output
-        # encodes them for a reader of bytes.
-        self.output_frames: list | None = None
         self.boots = 0
         self.dropped_frames = 0           # garbage and COBS errors: counted, never answered
         self.epoch = 0
@@ -236,7 +234,9 @@ class Device:
 
     # ---- output ----
     def take_frames(self) -> list:
-        """What the unit sent since, as frame objects (output_frames set: an in-process link)."""
+        """What the unit sent since, as frame objects. output_frames is None on a unit whose output is encoded
+        into output (bytes); an in-process link sets it to a list before start(), and what the unit sends is
+        kept there as frames, handed to the host without bytes (take_output still encodes them)."""
         frames, self.output_frames = self.output_frames, []
         return frames
 
