@@ -44,6 +44,7 @@ from collections import deque
 
 from unohil import protocol
 from unohil.protocol import ENUMS, NONE_U16, FrameError, StreamDecoder, encode, msg
+from unohil.protocol.codec import handed
 from unohil.protocol.catalogue import EVENT_BUFFER, INJECT_QUEUE, MAJOR, MINOR, UNITS, params_for
 from unohil.protocol.algorithms import Pcg32
 from unohil.protocol.devtime import diff, wrap
@@ -99,6 +100,8 @@ def _check_numbers(*, seed: int, serial: int, boot_time_us: int, rng: str, timer
 
 
 class Device:
+    output_frames: list | None = None       # a list: what the unit sends kept as frame objects (take_frames)
+
     def __init__(self, kind: str, clock, *, seed: int = 1, serial: int = 1, boot_time_us: int = 0,
                  salt: bytes = b"", without: str | tuple[str, ...] = (), rng: str = "reference",
                  timer_lag_us: int = 0, inject_queue: int = INJECT_QUEUE, verdict_delay_us: int = 0,
@@ -237,14 +240,29 @@ class Device:
         return n
 
     # ---- output ----
+    def take_frames(self) -> list:
+        """What the unit sent since, as frame objects. output_frames is None on a unit whose output is encoded
+        into output (bytes); an in-process link sets it to a list before start(), and what the unit sends is
+        kept there as frames, handed to the host without bytes (take_output still encodes them)."""
+        frames, self.output_frames = self.output_frames, []
+        return frames
+
     def take_output(self) -> bytes:
         out = bytes(self.output)
         self.output.clear()
+        frames = self.output_frames
+        if frames:
+            out += b"".join(encode(f.msg, f.seq, f.time_us) for f in frames)
+            frames.clear()
         return out
 
     def _send(self, m, time_us: int) -> None:
-        self.output += encode(m, self._tx_seq, time_us)
-        self._tx_seq = (self._tx_seq + 1) & 0xFFFF
+        seq = self._tx_seq
+        self._tx_seq = (seq + 1) & 0xFFFF
+        if self.output_frames is None:
+            self.output += encode(m, seq, time_us)
+        else:
+            self.output_frames.append(handed(m, seq, time_us))
 
     def emit(self, cls, at: int | None = None, **fields) -> None:
         """Emit an event now (or with header time at). Held while a command is answered."""
@@ -389,6 +407,15 @@ class Device:
                     self._frame_error(item)
                 else:
                     self._command(item, t)
+        finally:
+            self._stamp = None
+
+    def receive_message(self, m, seq: int) -> None:
+        """A command handed over as an object, header seq seq (an in-process link): handled now, as receive()
+        handles the frame it decodes."""
+        self._stamp = t = self.from_clock(self.clock.now())
+        try:
+            self._command(handed(m, seq, 0), t)
         finally:
             self._stamp = None
 

@@ -16,6 +16,12 @@ once (zero transmission and processing time), so time-sync round trips are 0.
 true_offset_us(host_us) is the exact device - host offset (device time unwrapped,
 as a host's unwrapper that started at the BOOT frame sees it).
 
+Frames go as objects both ways (hands_frames): the host's Driver writes its commands with
+write_message and reads the unit's frames with read_frames, with nothing encoded or decoded in
+between; read() and write() still carry bytes, for whoever speaks bytes (a conformance check's
+malformed frames). wire="bytes" takes the object path away, so the host encodes and decodes as on a
+byte link (the codec's tests on this link); so does a faulty line, which works on bytes.
+
 faults="corrupt=1e-3,..." (emulator/faults.py) puts the link's bytes through a
 faulty line; its delays are virtual time. closed_error is what reads and writes
 raise once the link is closed or the line was cut (the harness passes its own
@@ -38,11 +44,14 @@ from .device import Device
 from .faults import VirtualFaults, parse as fault_spec
 
 
+WIRES = ("frames", "bytes")
+
+
 class VirtualLink:
     virtual = True
 
     def __init__(self, kind: str, seed: int = 1, *, serial: int = 1, host_offset_us: int = 5_000_000_000,
-                 boot_time_us: int = 0, drift_ppm: float = 0.0, faults=None,
+                 boot_time_us: int = 0, drift_ppm: float = 0.0, faults=None, wire: str | None = None,
                  closed_error: type[Exception] = ConnectionError, **unit_options):
         self.url = f"emu://{kind}?seed={seed}&clock=virtual"
         # host times go on the wire as u64 (TIME_SYNC), and a rate of 1 + drift must stay positive
@@ -50,7 +59,11 @@ class VirtualLink:
             raise ValueError(f"host_offset_us must be a host time in us, from 0 to 2^63 - 1, not {host_offset_us}")
         if not -1_000_000 < drift_ppm < 1_000_000:      # also refuses nan and inf
             raise ValueError(f"drift_ppm must be more than -1000000 and less than 1000000, not {drift_ppm}")
+        if wire not in (None, *WIRES):
+            raise ValueError(f"wire must be one of {', '.join(WIRES)}, not {wire!r}")
         spec = fault_spec(faults)
+        if spec is not None and wire == "frames":
+            raise ValueError("wire=frames cannot go through a faulty line: its faults act on bytes")
         self.clock = VirtualClock()
         self.device = Device(kind, self.clock, seed=seed, serial=serial, boot_time_us=boot_time_us,
                              **unit_options)
@@ -63,7 +76,15 @@ class VirtualLink:
         self.closed = False
         self.closed_error = closed_error
         self.faults = None if spec is None else VirtualFaults(self, spec, seed, serial)
+        if spec is None and wire != "bytes":
+            self.device.output_frames = []
         self.device.start()
+
+    @property
+    def hands_frames(self) -> bool:
+        """Whether read_frames and write_message carry frame objects: the unit keeps what it sends as frames
+        (made so unless wire=bytes or a faulty line; a unit put in the link's place later may not)."""
+        return self.device.output_frames is not None
 
     @property
     def baud(self) -> int | None:
@@ -105,23 +126,38 @@ class VirtualLink:
         self.device.receive(data if data.__class__ is bytes else bytes(data))
         self.clock.run_due()
 
+    def write_message(self, m, seq: int) -> None:
+        """A command as an object, header seq seq: what write() does with its frame, without the bytes."""
+        self._check_open()
+        self.clock.run_due(priority=INPUT)
+        self.device.receive_message(m, seq)
+        self.clock.run_due()
+
     def read(self, timeout_us: int) -> tuple[bytes, int]:
         self._check_open()
         if self.faults is not None:
             return self.faults.read(timeout_us)
-        out = self.device.take_output()
+        return self._read(timeout_us, self.device.take_output)
+
+    def read_frames(self, timeout_us: int) -> tuple[list, int]:
+        """read(), the unit's frames as objects (hands_frames links only)."""
+        self._check_open()
+        return self._read(timeout_us, self.device.take_frames)
+
+    def _read(self, timeout_us: int, take) -> tuple:
+        out = take()
         if out:
             return out, self._host_now
         limit_host = self._host_now + max(0, int(timeout_us))
         limit = max(self.clock.now(), self._clock_limit(limit_host))
         while (due := self.clock.run_next(limit if limit == self.clock.now() else limit - 1)) is not None:
             self._host_now = max(self._host_now, self._host_at(due))
-            out = self.device.take_output()
+            out = take()
             if out:
                 return out, self._host_now
         self.clock.move_to(limit)
         self._host_now = limit_host
-        return b"", self._host_now
+        return out, self._host_now
 
     def close(self) -> None:
         self.closed = True

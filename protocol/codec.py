@@ -65,9 +65,13 @@ class Frame:
 
     host_us and dev_us are left for a receiver to fill in: the host time of the
     read that completed the frame, and the unwrapped device time.
+
+    raw is the frame as read (header, payload, CRC; no COBS), b"" for one made by hand. A frame an
+    in-process unit handed over as an object (handed()) was never bytes: its raw is encoded when
+    first asked for (a finished race's frames are packed from it), never on the way to the waiter.
     """
 
-    __slots__ = ("version", "seq", "time_us", "msg", "host_us", "dev_us", "raw")
+    __slots__ = ("version", "seq", "time_us", "msg", "host_us", "dev_us", "_raw")
 
     def __init__(self, version: int, seq: int, time_us: int, msg: Any, raw: bytes = b"",
                  host_us: int | None = None):
@@ -77,7 +81,14 @@ class Frame:
         self.msg = msg
         self.host_us = host_us
         self.dev_us: int | None = None
-        self.raw = raw
+        self._raw = raw
+
+    @property
+    def raw(self) -> bytes:
+        raw = self._raw
+        if raw is None:
+            raw = self._raw = encode_raw(self.msg, self.seq, self.time_us, self.version)
+        return raw
 
     @property
     def name(self) -> str:
@@ -129,8 +140,13 @@ for _m in cat.MESSAGES:
                    _m.cls, _m if _m.has_arrays else None)
 del _m
 _VERSION = cat.VERSION_BYTE
+# COBS adds one byte to a run of up to 254 bytes, and no frame is longer: on the wire every frame of a
+# message is its header, payload and CRC, one byte of COBS and the delimiter.
+assert _MAX_FRAME < 254
+WIRE_SIZE = {_m.cls: _HDR + _m.size + _CRCN + 2 for _m in cat.MESSAGES}
 _tuple_new = tuple.__new__
 _crc_pack = _CRC.pack
+_new_frame = object.__new__
 _cobs_encode = cobs_encode.__globals__["_cobs"].encode
 
 
@@ -144,17 +160,25 @@ def encode_payload(msg: Any) -> bytes:
 
 def encode(msg: Any, seq: int, time_us: int, version: int = cat.VERSION_BYTE) -> bytes:
     """The bytes to put on the wire for one frame, delimiter included."""
+    return _cobs_encode(encode_raw(msg, seq, time_us, version)) + b"\x00"
+
+
+def encode_raw(msg: Any, seq: int, time_us: int, version: int = cat.VERSION_BYTE) -> bytes:
+    """header + payload + CRC, not yet COBS-encoded."""
     try:
         pack, has_arrays = _ENC[msg.__class__]
         body = pack(version, msg.ID, seq & 0xFFFF, time_us & 0xFFFFFFFF, *(_flatten(msg) if has_arrays else msg))
     except (KeyError, struct.error):
         body = _HEADER.pack(version, msg.ID, seq & 0xFFFF, time_us & 0xFFFFFFFF) + encode_payload(msg)
-    return _cobs_encode(body + _crc_pack(_crc_hqx(body, 0xFFFF))) + b"\x00"
+    return body + _crc_pack(_crc_hqx(body, 0xFFFF))
 
 
-def encode_raw(msg: Any, seq: int, time_us: int, version: int = cat.VERSION_BYTE) -> bytes:
-    """header + payload + CRC, not yet COBS-encoded."""
-    return _cobs_decode(encode(msg, seq, time_us, version)[:-1])
+def handed(msg: Any, seq: int, time_us: int) -> Frame:
+    """The frame an in-process unit hands over as an object instead of its bytes (no encoding, no
+    decoding: raw is encoded only if asked for). time_us is the header's u32 device time."""
+    f = _new_frame(Frame)
+    f.version, f.seq, f.time_us, f.msg, f.host_us, f.dev_us, f._raw = _VERSION, seq, time_us, msg, None, None, None
+    return f
 
 
 def decode_raw(raw: bytes) -> Frame:
@@ -287,7 +311,7 @@ class StreamDecoder:
                             values = _regroup(entry[3], values)
                         # Frame(...) without the call to __init__: a third cheaper, once per frame
                         f = new_frame(Frame)
-                        f.version, f.seq, f.time_us, f.msg, f.host_us, f.dev_us, f.raw = (
+                        f.version, f.seq, f.time_us, f.msg, f.host_us, f.dev_us, f._raw = (
                             _VERSION, v[2], v[3], new(entry[2], values), host_us, None, raw)
                         append(f)
                         good += 1

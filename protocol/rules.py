@@ -86,3 +86,15 @@ class TimerRule:
     delay: ParamBound
     frozen_by: tuple[tuple[str, str], ...] = ()   # (event, field)
     when: str | None = None                       # a field of the event that is non-zero when a timer's
+                                                  # firing is the event (FL_SLEEP.asleep); None: every one is
+
+    # What a judge reads of the rule for every race, derived once from the catalogue's text
+    @cached_property
+    def events(self) -> frozenset[str]:
+        """The events that can arm, freeze or fire the timer: the only ones its check reads."""
+        return frozenset({p.event for p in self.after} | {event for event, _ in self.frozen_by} | {self.event})
+
+    @cached_property
+    def delay_names(self) -> frozenset[str]:
+        """The names the delay reads: parameters, and fields of the events that armed or fired the timer."""
+        return self.delay.params

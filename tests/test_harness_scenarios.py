@@ -245,15 +245,15 @@ def test_a_reboot_mid_race_is_reported_as_reset_and_the_next_race_runs():
     (sc,) = loads(text, "t.yaml")
     with Driver.open("emu://showdown") as d:
         dev = d.link.device
-        original = dev.receive
+        original = dev._command
         calls = {"n": 0}
 
-        def receive(data):
+        def command(frame, t):              # every command the unit handles, as bytes or handed over
             calls["n"] += 1
-            original(data)
+            original(frame, t)
             if calls["n"] == 5:             # mid-way through the first race
                 dev._boot(2)
-        dev.receive = receive
+        dev._command = command
         res = Runner(d).run(sc)
     assert [r.status for r in res.races] == ["reset", "pass"]
     assert "rebooted" in res.races[0].error

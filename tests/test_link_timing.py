@@ -155,8 +155,8 @@ def test_a_lost_input_nak_is_the_refusal_its_input_seen_reports():
 
 
 def test_an_input_the_unit_never_saw_is_sent_again_once():
-    # the command itself lost on the way in: no INPUT_SEEN follows, so it is sent again
-    link = open_link("emu://showdown")
+    # the command itself lost on the way in (its bytes): no INPUT_SEEN follows, so it is sent again
+    link = open_link("emu://showdown?wire=bytes")
     d = Driver(link)
     d.handshake()
     real_write, dropped = link.write, []

@@ -1,11 +1,14 @@
 """CPU instructions per virtual-clock Showdown race through codec, driver and emulator.
 
-    python -m tools.race_instructions [--races N] [--through-runner]
+    python -m tools.race_instructions [--races N] [--through-runner] [--wire bytes]
 
 Runs one_race (which tests/test_bench.py times too) under `valgrind --tool=callgrind` twice, with N and 2N
 races, and reports the difference divided by N: start-up and imports cancel out, so the figure
 is repeatable whatever else the machine is doing (the hash seed is fixed, and the cyclic garbage
 collector is off while the races run: see races()).
+
+--wire bytes counts it with the unit's frames encoded and decoded on the way (emu://showdown?wire=bytes), as on
+a byte link; by default the in-process unit hands them over as objects.
 
 --through-runner counts the same race run by `unohil run` instead: the scenario RUNNER_SCENARIO
 repeated N and 2N times, so the scenario runner and the judge count too (the cyclic collector stays on there).
@@ -50,11 +53,11 @@ RUNNER_SCENARIO = """\
 """
 
 
-def races(n: int) -> None:
+def races(n: int, wire: str = "frames") -> None:
     import gc
 
     from unohil.harness import Driver
-    d = Driver.open("emu://showdown?clock=virtual")
+    d = Driver.open(f"emu://showdown?clock=virtual&wire={wire}")
     d.apply_config(FAST)
     # No cyclic garbage collection while the races run: a race makes no cycles (its garbage goes
     # by reference counts), and when a collection happens depends on what the imports left on the
@@ -65,7 +68,7 @@ def races(n: int) -> None:
     d.close()
 
 
-def instructions(n: int, through_runner: bool = False) -> int:
+def instructions(n: int, through_runner: bool = False, wire: str = "frames") -> int:
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "cg.out")
         env = dict(os.environ, PYTHONHASHSEED="0")   # the same dict and set layouts in every run
@@ -73,9 +76,10 @@ def instructions(n: int, through_runner: bool = False) -> int:
             scenario = os.path.join(tmp, "race.yaml")
             with open(scenario, "w") as fh:
                 fh.write(RUNNER_SCENARIO.format(n=n))
-            command = ["-m", "unohil.harness.cli", "run", "-q", "--format", "lines", "--store", "off", scenario]
+            command = ["-m", "unohil.harness.cli", "run", "-q", "--format", "lines", "--store", "off",
+                       "--device", f"emu://showdown?wire={wire}", scenario]
         else:
-            command = ["-m", "tools.race_instructions", "--inner", str(n)]
+            command = ["-m", "tools.race_instructions", "--inner", str(n), "--wire", wire]
         subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", sys.executable, *command],
                        check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
         with open(out) as fh:
@@ -89,13 +93,15 @@ def main() -> int:
     ap.add_argument("--races", type=int, default=200)
     ap.add_argument("--through-runner", action="store_true",
                     help="count the race run by `unohil run` (scenario runner and judge included)")
+    ap.add_argument("--wire", choices=("frames", "bytes"), default="frames",
+                    help="bytes: the unit's frames encoded and decoded on the way, as on a byte link")
     ap.add_argument("--inner", type=int, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.inner is not None:
-        races(args.inner)
+        races(args.inner, args.wire)
         sys.stdout.flush()
         os._exit(0)     # no interpreter shutdown: its final collection walks every frame the races kept
-    one, two = (instructions(n, args.through_runner) for n in (args.races, 2 * args.races))
+    one, two = (instructions(n, args.through_runner, args.wire) for n in (args.races, 2 * args.races))
     print(f"{(two - one) / args.races / 1e6:.3f}M instructions per race "
           f"({args.races} vs {2 * args.races} races: {one} and {two} instructions)")
     return 0

@@ -10,6 +10,9 @@ pending stimuli instead of SPEC 4.8's 16: a unit the harness must recognise as n
 serial=N is the unit's serial; unlike a served emulator's (pid * 4096 + i) it defaults to 1: the
 unit is private to this process and never claimed, and its seed and serial seed its faulty line and
 its boot ids, so a run on the virtual clock is the same every time.
+wire=bytes makes the harness encode and decode every frame on this link, as on a link of bytes. By
+default the virtual clock's unit and the harness hand each other frames as objects (wire=frames); a
+faulty line (faults, baud, split_burst) and the real clock's socket carry bytes, and refuse wire=frames.
 faults puts a faulty line between the harness and the unit (emulator/faults.py has the
 vocabulary, e.g. faults=corrupt=1e-3,dropframe=1e-3,delay=50us..2ms). baud=115200 (a line held to
 that baud rate, 8N1, both ways) and split_burst=20ms..40ms (the second frame of a burst that much
@@ -35,7 +38,7 @@ _OPTIONS = {
     "boot_time_us": int, "drift_ppm": float, "host_offset_us": int, "faults": str, "without": str,
     "landing_sensor": int, "false_start_launch": int, "rng": str, "timer_lag_us": int, "inject_queue": int,
     "baud": str, "split_burst": str, "speed_at_power_on": int, "slowest_light_only": int, "reset_light_show": int,
-    "verdict_delay_us": int, "firmware": str,
+    "verdict_delay_us": int, "firmware": str, "wire": str,
 }
 # a slow line's options, given apart from faults= for reading's sake: they are items of the line's spec
 _LINE_ITEMS = ("baud", "split_burst")
@@ -60,6 +63,8 @@ def open_emu(url: str):
             link = inprocess.VirtualLink(kind, closed_error=LinkClosed, **opts)
             link.url = url
             return link
+        if opts.pop("wire", "bytes") != "bytes":
+            raise DeviceURLError(f"{url}: a unit on the real clock is reached through a socket: its wire is bytes")
         for key in ("host_offset_us", "drift_ppm"):
             if key in opts:
                 raise DeviceURLError(f"{url}: option {key!r} exists only with clock=virtual")

@@ -138,8 +138,9 @@ def early_timers(events: list[Frame], unit, config: dict[str, int]) -> list[str]
         by_name.setdefault(f.msg.NAME, []).append(i)
     for rule in unit.timers:
         # Only the rule's own events move its state: the rest of the race is skipped unread.
-        wanted = sorted(i for name in _rule_events(rule) for i in by_name.get(name, ()))
+        wanted = sorted(i for name in rule.events for i in by_name.get(name, ()))
         latest: list[Frame | None] = [None] * len(rule.after)
+        unarmed = len(rule.after)   # after events not seen yet
         armings: list[list] = []     # [time, the after events, used by an event of this timer] as they came
         frozen_at: int | None = None
         pauses: list[tuple[int, int]] = []              # [from, to) while the timer stood frozen
@@ -147,8 +148,9 @@ def early_timers(events: list[Frame], unit, config: dict[str, int]) -> list[str]
             m = f.msg
             for i, pattern in enumerate(rule.after):
                 if pattern.matches(m):
+                    unarmed -= latest[i] is None
                     latest[i] = f
-                    if None not in latest:
+                    if not unarmed:
                         armings.append([max(e.dev_us for e in latest), list(latest), False])
             for event, field in rule.frozen_by:
                 if m.NAME == event:
@@ -184,17 +186,20 @@ def early_timers(events: list[Frame], unit, config: dict[str, int]) -> list[str]
 
 
 @functools.cache
-def _rule_events(rule) -> frozenset[str]:
-    """The events that can arm, freeze or fire a timer rule: the only ones early_timers reads for it."""
-    return frozenset({p.event for p in rule.after} | {event for event, _ in rule.frozen_by} | {rule.event})
+def _fields_read(names: frozenset[str], cls) -> tuple[tuple[str, int], ...]:
+    """(name, index) of the fields of message class cls that a delay over names reads."""
+    return tuple((name, i) for i, name in enumerate(cls._fields) if name in names)
 
 
 def _due(rule, base: int, after: list[Frame], f: Frame, config: dict[str, int],
          pauses: list[tuple[int, int]]) -> tuple[int, int, int]:
     """When a timer armed at base by the events after is due: (due, its delay, the time it stood frozen)."""
-    values = dict(config)
-    for e in (*after, f):
-        values.update(zip(e.msg._fields, e.msg))     # a message is a named tuple of its catalogue fields
+    names = rule.delay_names
+    values = {name: config[name] for name in names if name in config}
+    for e in (*after, f):       # a field of a later event over an earlier one's, over a parameter
+        m = e.msg
+        for name, i in _fields_read(names, m.__class__):
+            values[name] = m[i]
     delay = rule.delay.us(values)
     frozen = sum(max(0, min(b, f.dev_us) - max(a, base)) for a, b in pauses)
     return base + delay + frozen, delay, frozen

@@ -14,6 +14,7 @@ from typing import Callable
 from unohil import protocol
 from unohil.protocol import Frame, FrameError, StreamDecoder, Unwrapper, catalogue as cat
 from unohil.protocol import msg as M
+from unohil.protocol.codec import WIRE_SIZE
 
 from unohil.harness.links.console import ConsoleTimes
 from unohil.harness.session.awake import LEAD_US, TAIL_US, Awake, ReplayLink
@@ -41,6 +42,12 @@ BURST_SAME_US = 2000
 def _NOTHING(frame: Frame) -> bool:
     """A rehearsal's predicate: looks at the frame as a waiter's does, and takes none."""
     return frame.msg.NAME is None
+
+
+def hands_frames(link) -> bool:
+    """Whether the link carries frames as objects (an in-process unit's, emulator/inprocess.py): asked of the
+    link's own class, so a wrapper that reads and writes its bytes (and forwards the rest) is spoken to in bytes."""
+    return getattr(type(link), "read_frames", None) is not None and link.hands_frames
 
 
 class Driver(Commands, Waiting, DeviceClock):
@@ -182,12 +189,18 @@ class Driver(Commands, Waiting, DeviceClock):
     def _send(self, msg) -> int:
         seq = self._tx_seq
         self._tx_seq = (seq + 1) & 0xFFFF
-        data = protocol.encode(msg, seq, 0)
+        link = self.link
+        handed = hands_frames(link)
+        # A link that takes the message as an object is given it unencoded, its fields checked as encoding would
+        data = protocol.codec.encode_payload(msg) if handed else protocol.encode(msg, seq, 0)
         if self.trace is not None:
             f = Frame(cat.VERSION_BYTE, seq, 0, msg)
-            f.host_us = self.link.now_us()
+            f.host_us = link.now_us()
             self.trace.frame("tx", f)
-        self.link.write(data)
+        if handed:
+            link.write_message(msg, seq)
+        else:
+            link.write(data)
         self.health.frames_tx += 1
         if log.isEnabledFor(logging.DEBUG):
             log.debug("%s tx #%d %s", self.name, seq, msg)
@@ -196,25 +209,35 @@ class Driver(Commands, Waiting, DeviceClock):
     def _pump(self, deadline_us: int) -> bool:
         """Read once, until deadline at most. False if nothing arrived by the deadline."""
         link = self.link
-        awake = self.awake
-        if awake.until_us:          # a frame is expected soon: poll for it rather than sleep (awake.py)
-            data, host_us = awake.read(link, deadline_us)
-        else:
-            timeout = deadline_us - link.now_us()
-            data, host_us = link.read(timeout if timeout > 0 else 0)
-        if getattr(link, "console", None) is not None:
-            self._take_console(link.console)
-        if not data:
-            return False
-        if awake.enabled:
-            awake.keep(data)
         health = self.health
-        health.bytes_rx += len(data)
         stats = self.decoder.stats
         dropped_before = stats.dropped_bytes
+        awake = self.awake
+        if hands_frames(link):
+            # the unit's frames as objects (an in-process unit): nothing to decode
+            timeout = deadline_us - link.now_us()
+            frames, host_us = link.read_frames(timeout if timeout > 0 else 0)
+            size = 0
+            for frame in frames:
+                frame.host_us = host_us
+                size += WIRE_SIZE[frame.msg.__class__]
+            health.bytes_rx += size         # what they would have taken on a byte link
+        else:
+            if awake.until_us:          # a frame is expected soon: poll for it rather than sleep (awake.py)
+                data, host_us = awake.read(link, deadline_us)
+            else:
+                timeout = deadline_us - link.now_us()
+                data, host_us = link.read(timeout if timeout > 0 else 0)
+            if data and awake.enabled:
+                awake.keep(data)
+            health.bytes_rx += len(data)
+            frames = self.decoder.feed(data, host_us) if data else []
+        if getattr(link, "console", None) is not None:
+            self._take_console(link.console)
+        if not frames:
+            return False
         # Per frame, inlined (this runs for every frame received): unwrap the time, count
         # header-seq gaps, trace, dispatch; in-order events go straight to the inbox.
-        frames = self.decoder.feed(data, host_us)
         unwrap, trace, inbox, history = self.unwrap.unwrap, self.trace, self.inbox, self.history
         events = self.events
         rx_seq = self._rx_seq
