@@ -132,15 +132,20 @@ def _fairness(tmp_path: Path) -> list[str]:
 
 @pytest.mark.parametrize("sig, seed", [(signal.SIGINT, 1), (signal.SIGTERM, 2), (signal.SIGHUP, 3)])
 def test_fairness_stopped_by_a_signal_keeps_every_finished_seat(tmp_path, sig, seed):
-    proc = subprocess.Popen(_fairness(tmp_path), cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                            text=True)
-    try:
-        time.sleep(random.Random(seed).uniform(2.0, 4.0))
-        assert proc.poll() is None, "fairness ended before the signal"
-        proc.send_signal(sig)
-        _, err = proc.communicate(timeout=60)
-    finally:
-        proc.kill()
+    """The signal comes at a random moment of the sweeps (from their start: a loaded host's start-up may take
+    seconds, and a signal before any sweep has nothing to keep)."""
+    errfile = tmp_path / "err.txt"
+    with open(errfile, "w") as fh:
+        proc = subprocess.Popen(_fairness(tmp_path), cwd=ROOT, stdout=subprocess.DEVNULL, stderr=fh)
+        try:
+            _wait_for(proc, errfile, "fairness: sweeping")
+            time.sleep(random.Random(seed).uniform(0.3, 2.0))
+            assert proc.poll() is None, "fairness ended before the signal"
+            proc.send_signal(sig)
+            proc.wait(timeout=60)
+        finally:
+            proc.kill()
+    err = errfile.read_text()
     name = signal.Signals(sig).name
     assert proc.returncode == STATUS[sig], err
     doc = json.loads((tmp_path / "f.json").read_text())

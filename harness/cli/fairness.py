@@ -65,6 +65,8 @@ def main(args) -> int:
                 return Exit.USAGE
             s = RigSession(unit, rig)
             s.wire()
+            # stderr, as bench's progress: a long sweep says it has begun (and, on a Flash base, each seat done)
+            print(f"fairness: sweeping {unit.kind} unit {args.device} through {args.rig}", file=sys.stderr, flush=True)
             kw = dict(range_us=args.range_us, fine_trials=args.trials, seed=args.seed, stop=stop.reason,
                       precision_us=args.precision, max_races=args.max_races)
             if unit.kind == "flash":
@@ -72,7 +74,8 @@ def main(args) -> int:
                     print(f"error: --reference {args.reference!r} is not a seat (player_0, player_1, ...)",
                           file=sys.stderr)
                     return Exit.USAGE
-                measure_seats(s, args.reference, into=result, **kw)
+                measure_seats(s, args.reference, into=result, progress=lambda seat, done, total: print(
+                    f"fairness: {seat} measured ({done}/{total} seats)", file=sys.stderr, flush=True), **kw)
             else:
                 measure(s, into=result, **kw)
         except Stopped:

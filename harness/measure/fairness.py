@@ -200,10 +200,12 @@ def measure(s: RigSession, *, range_us: int = 2000, coarse_trials: int = 3, fine
     return out
 
 
-def measure_seats(s: RigSession, reference: str = "player_0", into: dict | None = None, **kw) -> dict:
+def measure_seats(s: RigSession, reference: str = "player_0", into: dict | None = None, progress=None,
+                  **kw) -> dict:
     """Every seat of a Flash base against the reference seat: each seat's skew toward the reference (how much
     earlier it must press to be judged level) with its 95% interval; differs: the interval excludes 0.
-    into: the dict the finished seats go in as each finishes ("cut": the seat in progress, when stopped)."""
+    into: the dict the finished seats go in as each finishes ("cut": the seat in progress, when stopped);
+    progress(seat, done, total): told as each seat finishes."""
     seats = seat_names()[:s.unit.identity.players]
     if len(seats) < 3:
         raise NotMeasured(f"a Flash base of {len(seats)} players has no race between two opponents (it needs 3)")
@@ -222,4 +224,6 @@ def measure_seats(s: RigSession, reference: str = "player_0", into: dict | None 
         out["races"] += r["races"]
         for key in ("tie_param", "tie_setting_us", "tie_window_us", "tie_step_us"):
             out.setdefault(key, r.get(key))
+        if progress is not None:
+            progress(seat, len(out["seats"]), len(seats) - 1)
     return out
