@@ -4,14 +4,14 @@ command), runs them all. conftest.py marks these `slow`; tests/test_fast_lane.py
 test of its file and every file keeps tests in the lane.
 
 Chosen from `pytest -m "not slow" -n 2 --durations=0` on the 2-core VM under a load average of 8: every test
-function whose runs took 1 s or more there (about 0.3 s on an idle machine). Three files have every test
+function whose runs took 1 s or more there (about 0.3 s on an idle machine), again as tests were added. Four files have every test
 here (ALL_SLOW: each of their tests starts servers or processes on real time for 10-25 s); every other
 file keeps tests in the fast lane.
 """
 from __future__ import annotations
 
 #: Files whose every test is slow.
-ALL_SLOW = {"test_bench_session.py", "test_kills_and_outages.py", "test_slow_links.py"}
+ALL_SLOW = {"test_bench_session.py", "test_identity_outages.py", "test_kills_and_outages.py", "test_slow_links.py"}
 
 #: test file -> the names of its tests (every parameter of each) the fast lane leaves out
 SLOW_TESTS = {
@@ -24,6 +24,13 @@ SLOW_TESTS = {
         "test_the_estimate_of_a_run_against_its_real_clock_duration",
         "test_unohil_report_draws_a_bench_file_as_histograms",
         "test_verdict_latency_over_a_pty_to_another_process",
+    },
+    "test_bench_fairness_kept.py": {
+        "test_bench_stopped_by_a_signal_keeps_every_finished_race",
+        "test_bench_whose_file_cannot_be_made_says_so",
+        "test_bench_whose_report_fails_still_writes_its_results",
+        "test_bench_with_a_failing_console_keeps_its_results",
+        "test_fairness_stopped_by_a_signal_keeps_every_finished_seat",
     },
     "test_bench_session.py": {
         "test_a_bench_session_is_recorded_validated_and_replayed_with_a_diff",
@@ -58,8 +65,13 @@ SLOW_TESTS = {
         "test_the_vector_test_fails_on_a_wrong_frame",
     },
     "test_clib_firmware.py": {
+        "test_a_flash_base_with_eight_player_buttons",
+        "test_a_flash_inactivity_period_longer_than_half_the_clock_wrap_does_not_end_at_once",
         "test_a_unit_without_a_landing_sensor",
         "test_bad_arguments_are_a_usage_error",
+        "test_each_image_is_a_unit_of_its_kind",
+        "test_each_kind_s_core_keeps_its_state_in_the_structs_a_port_allocates",
+        "test_every_image_builds_warning_free_under_clang",
         "test_the_firmware_passes_the_quick_acceptance_run",
     },
     "test_conform.py": {
@@ -82,6 +94,12 @@ SLOW_TESTS = {
     },
     "test_conform_mutants.py": {
         "test_the_mutant_fails_its_check_and_only_that",
+    },
+    "test_console_capture.py": {
+        "test_a_run_with_console_has_the_lines_of_each_race",
+        "test_conform_puts_the_console_lines_of_each_check_in_its_json_and_junit",
+        "test_console_lines_are_stamped_when_read_and_split_at_newlines",
+        "test_console_mistakes_are_usage_errors",
     },
     "test_console_output.py": {
         "test_control_characters_in_a_name_never_reach_the_terminal_raw",
@@ -137,6 +155,12 @@ SLOW_TESTS = {
         "test_any_bytes_any_state_the_unit_answers_per_spec_and_keeps_serving",
         "test_bounded_fuzz_run_every_frame_answered_as_the_spec_says",
     },
+    "test_games.py": {
+        "test_the_same_seed_plays_the_same_game_in_any_process",
+    },
+    "test_handed_frames.py": {
+        "test_the_whole_library_runs_the_same_with_frames_as_objects_and_as_bytes",
+    },
     "test_harness_links.py": {
         "test_pty_to_a_separate_emulator_process",
         "test_socket_url_to_a_tcp_emulator",
@@ -148,6 +172,7 @@ SLOW_TESTS = {
         "test_the_whole_library_passes_on_the_virtual_clock",
     },
     "test_identity_outages.py": {
+        "test_another_unit_on_the_port_after_an_outage_ends_that_devices_run_and_results_stay_the_first_units",
         "test_the_same_unit_back_on_the_port_after_an_outage_goes_on_under_its_new_boot_id",
     },
     "test_installed_paths.py": {
@@ -169,6 +194,11 @@ SLOW_TESTS = {
         "test_a_run_killed_mid_race_leaves_the_unit_clean_for_the_next_run",
         "test_a_server_restarted_mid_run_costs_the_race_it_cut_and_the_run_goes_on",
         "test_ser2net_restarted_mid_run_costs_the_race_it_cut_and_the_run_goes_on",
+    },
+    "test_labgrid.py": {
+        "test_reserving_by_tags_acquires_a_place_and_gives_it_back",
+        "test_the_coordinators_lock_holds_across_users_and_the_local_one_on_this_host",
+        "test_two_runners_share_three_places_waiting_their_turn_and_never_a_unit_at_once",
     },
     "test_labgrid_parts.py": {
         "test_emulate_writes_the_exporter_configuration_of_its_units",
@@ -205,6 +235,9 @@ SLOW_TESTS = {
         "test_a_wait_bound_is_an_expression",
         "test_reply_naming_no_reply_message",
     },
+    "test_pytest_json.py": {
+        "test_xdist_workers_write_one_file",
+    },
     "test_pytest_plugin.py": {
         "test_a_badly_formed_tag_is_refused_with_its_position",
         "test_fewer_devices_than_workers_stops_the_session_at_start",
@@ -219,6 +252,16 @@ SLOW_TESTS = {
         "test_an_unrelated_session_loads_the_plugin_and_imports_nothing_heavy",
         "test_the_kind_markers_come_with_the_first_hil_option",
         "test_the_shipped_library_against_one_showdown_ends_with_nothing_failed",
+    },
+    "test_qemu_firmware.py": {
+        "test_a_receive_ring_too_small_for_a_burst_does_not_conform_and_the_message_says_why",
+        "test_a_unit_that_hangs_mid_race_is_power_cycled_and_the_run_goes_on",
+        "test_firmware_puts_the_image_on_the_unit_before_the_run",
+        "test_the_console_is_in_the_trace_json_junit_html_and_perfetto_in_order_with_the_events",
+        "test_the_firmware_passes_the_quick_acceptance_run_under_qemu",
+        "test_the_image_fits_the_board_and_its_boot_parameters_are_where_the_launcher_writes_them",
+        "test_the_timing_tool_measures_a_real_time_unit_within_the_specs_budgets",
+        "test_the_unit_without_a_landing_sensor",
     },
     "test_readable_output.py": {
         "test_bench_in_a_pipe_cuts_no_figure_name",
@@ -240,6 +283,9 @@ SLOW_TESTS = {
     "test_report_junit.py": {
         "test_conform_junit_is_schema_valid_with_identity",
     },
+    "test_report_multi.py": {
+        "test_the_page_of_several_runs_shows_the_changes_and_the_trends",
+    },
     "test_report_schema.py": {
         "test_every_library_file_validates",
     },
@@ -254,9 +300,9 @@ SLOW_TESTS = {
         "test_run_with_stdout_on_a_full_tmpfs_keeps_its_results",
     },
     "test_rig.py": {
+        "test_a_17us_skew_under_50us_of_jitter_is_found_with_the_count_the_tool_chose",
         "test_a_1ms_poll_loop_scanning_a_first_is_a_skew_toward_a_of_half_its_period",
         "test_a_300us_skew_on_side_b_is_found_within_20us",
-        "test_a_17us_skew_under_50us_of_jitter_is_found_with_the_count_the_tool_chose",
         "test_a_bad_rig_section_fails_at_its_line",
         "test_a_clean_path_is_fair",
         "test_rig_mode_catches_a_polling_unit",
@@ -276,6 +322,10 @@ SLOW_TESTS = {
         "test_rig_scenarios_are_skipped_without_a_rig",
         "test_the_pytest_plugin_runs_through_a_rig",
     },
+    "test_run_jobs.py": {
+        "test_a_signal_stops_the_workers_and_keeps_the_finished_scenarios",
+        "test_two_processes_give_the_one_process_report_on_the_whole_library",
+    },
     "test_scenario_limits.py": {
         "test_a_hostile_file_is_one_error_with_its_position",
     },
@@ -285,6 +335,13 @@ SLOW_TESTS = {
     },
     "test_slow_links.py": {
         "test_the_launcher_passes_and_conforms_behind_a_slow_line",
+    },
+    "test_standin_board.py": {
+        "test_a_board_that_hangs_mid_run_is_power_cycled_through_labgrids_power_driver",
+        "test_firmware_flashes_the_board_through_labgrids_flasher_and_the_unit_runs_that_image",
+    },
+    "test_store.py": {
+        "test_bench_records_its_samples_as_races",
     },
     "test_timer_stamps.py": {
         "test_a_unit_stamping_its_timers_early_fails_on_every_timer",
