@@ -4,9 +4,9 @@ command), runs them all. conftest.py marks these `slow`; tests/test_fast_lane.py
 test of its file and every file keeps tests in the lane.
 
 Chosen from `pytest -m "not slow" -n 2 --durations=0` on the 2-core VM under a load average of 8: every test
-function whose runs took 1 s or more there (about 0.3 s on an idle machine), again as tests were added. Four files have every test
-here (ALL_SLOW: each of their tests starts servers or processes on real time for 10-25 s); every other
-file keeps tests in the fast lane.
+function whose runs took 1 s or more there (about 0.3 s on an idle machine), chosen again as tests were added.
+Four files have every test here (ALL_SLOW: each of their tests starts servers or processes on real time for
+seconds); every other file keeps tests in the fast lane.
 """
 from __future__ import annotations
 
